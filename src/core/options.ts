@@ -1,0 +1,77 @@
+import type { IdempotencyStore } from '../store.js';
+import type { GuardEventHandler } from './events.js';
+import { jsonSerializer, type Serializer } from './serializer.js';
+
+/** Options of `createGuard`. Every duration is in milliseconds. */
+export interface GuardOptions<Tx = unknown> {
+  /** Where records live: `sqliteStore(...)` or `postgresStore(...)`. */
+  store: IdempotencyStore<Tx>;
+  /**
+   * How long a complete record is replayed (SPEC S14); after that the key counts as new.
+   * @default 86_400_000 (24 hours)
+   */
+  retention?: number;
+  /**
+   * How long an in-flight claim is protected before a retry may take it over (SPEC S11).
+   * Make it longer than your slowest mutation; a living original is protected anyway.
+   * @default 30_000
+   */
+  lease?: number;
+  /**
+   * How long a request waits for an in-flight duplicate to finish before answering 409
+   * (SPEC S10). It polls the store without holding a connection. 0 answers 409 at once.
+   * @default 0
+   */
+  wait?: number;
+  /**
+   * The largest serialized result, in bytes, that will be stored (SPEC S16). A larger one
+   * rolls the mutation back with `IDEMPOTENCY_RESULT_TOO_LARGE`.
+   * @default 1_048_576 (1 MiB)
+   */
+  maxResultBytes?: number;
+  /**
+   * Turns results into stored text and back. The default keeps Date, BigInt, Map and Set;
+   * pass `superjson` to share your tRPC transformer.
+   * @default jsonSerializer
+   */
+  serializer?: Serializer;
+  /** Receives an event for each decision (SPEC S25). Errors it throws are ignored. */
+  onEvent?: GuardEventHandler;
+}
+
+export const GUARD_DEFAULTS = {
+  retention: 24 * 60 * 60 * 1000,
+  lease: 30_000,
+  wait: 0,
+  maxResultBytes: 1024 * 1024,
+  serializer: jsonSerializer,
+} as const;
+
+export type ResolvedGuardOptions<Tx> = Required<Omit<GuardOptions<Tx>, 'onEvent'>> &
+  Pick<GuardOptions<Tx>, 'onEvent'>;
+
+export function resolveGuardOptions<Tx>(options: GuardOptions<Tx>): ResolvedGuardOptions<Tx> {
+  const resolved = {
+    store: options.store,
+    retention: options.retention ?? GUARD_DEFAULTS.retention,
+    lease: options.lease ?? GUARD_DEFAULTS.lease,
+    wait: options.wait ?? GUARD_DEFAULTS.wait,
+    maxResultBytes: options.maxResultBytes ?? GUARD_DEFAULTS.maxResultBytes,
+    serializer: options.serializer ?? GUARD_DEFAULTS.serializer,
+    onEvent: options.onEvent,
+  };
+  if (!resolved.store) throw new TypeError('createGuard: the `store` option is required.');
+  for (const name of ['retention', 'lease', 'maxResultBytes'] as const) {
+    assertPositive(name, resolved[name]);
+  }
+  if (!Number.isFinite(resolved.wait) || resolved.wait < 0) {
+    throw new TypeError('createGuard: `wait` must be a number of milliseconds, 0 or more.');
+  }
+  return resolved;
+}
+
+export function assertPositive(name: string, value: number): void {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`mutation-guard: \`${name}\` must be a positive number, got ${value}.`);
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * How stored results become text and back (SPEC S9). Any object with `stringify` and
+ * `parse` fits, so `superjson` can be passed as it is.
+ */
+export interface Serializer {
+  stringify(value: unknown): string;
+  parse(text: string): unknown;
+}
+
+const TAG = '$mg';
+
+/**
+ * The default serializer: JSON, with Date, BigInt, Map, Set, `undefined` array items and
+ * non-finite numbers carried as tagged objects so that a replay gives back what the first
+ * call returned. A plain object that happens to use the tag property is escaped.
+ */
+export const jsonSerializer: Serializer = {
+  stringify: (value) => JSON.stringify(toJsonSafe(value)) ?? 'null',
+  parse: (text) => fromJsonSafe(JSON.parse(text)),
+};
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+function toJsonSafe(value: unknown): Json | undefined {
+  switch (typeof value) {
+    case 'bigint':
+      return { [TAG]: 'BigInt', v: value.toString() };
+    case 'number':
+      return Number.isFinite(value) ? value : { [TAG]: 'Number', v: String(value) };
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+  }
+  if (value === null) return null;
+  if (value instanceof Date) {
+    return { [TAG]: 'Date', v: Number.isNaN(value.getTime()) ? 'invalid' : value.toISOString() };
+  }
+  if (value instanceof Map) {
+    return { [TAG]: 'Map', v: [...value].map(([k, v]) => [toItem(k), toItem(v)]) };
+  }
+  if (value instanceof Set) return { [TAG]: 'Set', v: [...value].map(toItem) };
+  if (Array.isArray(value)) return value.map(toItem);
+  const withToJson = value as { toJSON?: () => unknown };
+  if (typeof withToJson.toJSON === 'function') return toJsonSafe(withToJson.toJSON());
+  const out: { [key: string]: Json } = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    const encoded = toJsonSafe(item);
+    if (encoded !== undefined) out[key] = encoded;
+  }
+  return TAG in out ? { [TAG]: 'Object', v: out } : out;
+}
+
+function toItem(value: unknown): Json {
+  return value === undefined ? { [TAG]: 'undefined' } : (toJsonSafe(value) ?? null);
+}
+
+function fromJsonSafe(value: Json): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(fromJsonSafe);
+  const tag = value[TAG];
+  if (typeof tag !== 'string') {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = fromJsonSafe(item);
+    return out;
+  }
+  const v = value.v as Json;
+  switch (tag) {
+    case 'BigInt':
+      return BigInt(v as string);
+    case 'Number':
+      return Number(v);
+    case 'Date':
+      return new Date(v === 'invalid' ? Number.NaN : (v as string));
+    case 'Map':
+      return new Map((v as Json[][]).map(([k, item]) => [fromJsonSafe(k!), fromJsonSafe(item!)]));
+    case 'Set':
+      return new Set((v as Json[]).map(fromJsonSafe));
+    case 'undefined':
+      return undefined;
+    case 'Object': {
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(v as Record<string, Json>)) {
+        out[key] = fromJsonSafe(item);
+      }
+      return out;
+    }
+    default:
+      throw new TypeError(`Unknown serialized tag ${JSON.stringify(tag)}.`);
+  }
+}

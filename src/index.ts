@@ -1,0 +1,34 @@
+/**
+ * mutation-guard: the core. No framework and no driver: adapters (`mutation-guard/graphql`,
+ * `mutation-guard/trpc`) and stores (`mutation-guard/sqlite`, `mutation-guard/postgres`)
+ * build on what is exported here.
+ */
+export { IDEMPOTENCY_ERRORS, IdempotencyError } from './core/errors.js';
+export type { IdempotencyErrorCode, IdempotencyErrorOptions } from './core/errors.js';
+export type { GuardEvent, GuardEventHandler, GuardEventType } from './core/events.js';
+export { canonicalize, fingerprint } from './core/fingerprint.js';
+export type { FingerprintInput } from './core/fingerprint.js';
+export { createGuard } from './core/guard.js';
+export type { Guard, GuardCall, GuardResult, PurgeRequest } from './core/guard.js';
+export { hashKey } from './core/hash.js';
+export { MAX_KEY_LENGTH, parseKeyHeader, resolveKey, validateKey } from './core/keys.js';
+export type { KeyCandidate, KeySource } from './core/keys.js';
+export { GUARD_DEFAULTS } from './core/options.js';
+export type { GuardOptions, ResolvedGuardOptions } from './core/options.js';
+export { isRollback, rollback } from './core/rollback.js';
+export type { Rollback, RollbackOptions } from './core/rollback.js';
+export { jsonSerializer } from './core/serializer.js';
+export type { Serializer } from './core/serializer.js';
+export { LeaseLostError } from './store.js';
+export type {
+  ClaimRequest,
+  ClaimResult,
+  CompletionRecord,
+  Fence,
+  IdempotencyStore,
+  PurgeOptions,
+  RecordKey,
+  RecordOutcome,
+  RecordState,
+  StoredRecord,
+} from './store.js';
