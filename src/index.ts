@@ -3,23 +3,23 @@
  * `mutation-guard/trpc`) and stores (`mutation-guard/sqlite`, `mutation-guard/postgres`)
  * build on what is exported here.
  */
-export { IDEMPOTENCY_ERRORS, IdempotencyError } from './core/errors.js';
+
 export type { IdempotencyErrorCode, IdempotencyErrorOptions } from './core/errors.js';
+export { IDEMPOTENCY_ERRORS, IdempotencyError } from './core/errors.js';
 export type { GuardEvent, GuardEventHandler, GuardEventType } from './core/events.js';
-export { canonicalize, fingerprint } from './core/fingerprint.js';
 export type { FingerprintInput } from './core/fingerprint.js';
-export { createGuard } from './core/guard.js';
+export { canonicalize, fingerprint } from './core/fingerprint.js';
 export type { Guard, GuardCall, GuardResult, PurgeRequest } from './core/guard.js';
+export { createGuard } from './core/guard.js';
 export { hashKey } from './core/hash.js';
-export { MAX_KEY_LENGTH, parseKeyHeader, resolveKey, validateKey } from './core/keys.js';
 export type { KeyCandidate, KeySource } from './core/keys.js';
-export { GUARD_DEFAULTS } from './core/options.js';
+export { MAX_KEY_LENGTH, parseKeyHeader, resolveKey, validateKey } from './core/keys.js';
 export type { GuardOptions, ResolvedGuardOptions } from './core/options.js';
-export { isRollback, rollback } from './core/rollback.js';
+export { GUARD_DEFAULTS } from './core/options.js';
 export type { Rollback, RollbackOptions } from './core/rollback.js';
-export { jsonSerializer } from './core/serializer.js';
+export { isRollback, rollback } from './core/rollback.js';
 export type { Serializer } from './core/serializer.js';
-export { LeaseLostError } from './store.js';
+export { jsonSerializer } from './core/serializer.js';
 export type {
   ClaimRequest,
   ClaimResult,
@@ -32,3 +32,4 @@ export type {
   RecordState,
   StoredRecord,
 } from './store.js';
+export { LeaseLostError } from './store.js';

@@ -59,6 +59,10 @@ export class IdempotencyError extends Error {
 
   /** True for any mutation-guard error, also one thrown by another copy of the package. */
   static is(value: unknown): value is IdempotencyError {
-    return typeof value === 'object' && value !== null && (value as { [brand]?: unknown })[brand] === true;
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as { [brand]?: unknown })[brand] === true
+    );
   }
 }

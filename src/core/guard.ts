@@ -240,7 +240,11 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
     report: (type: GuardEventType, reason?: string) => void,
   ): Promise<boolean> {
     try {
-      return await store.complete(fence, { result, outcome: 'rolled_back', retentionMs: retention });
+      return await store.complete(fence, {
+        result,
+        outcome: 'rolled_back',
+        retentionMs: retention,
+      });
     } catch (error) {
       report('failed', 'store failed storing a kept error');
       throw storeUnavailable(keyHash, error);
