@@ -1,0 +1,18 @@
+/**
+ * mutation-guard/sqlite: the store on Drizzle + better-sqlite3 (SPEC S22, S23), for
+ * development and single-process use.
+ *
+ *   const db = drizzle({ client: new Database('app.db') });
+ *   migrateSqlite(db);
+ *   const guard = createGuard({ store: sqliteStore(db) });
+ */
+export type { SqliteDatabase } from './connection.js';
+export { type MigrateSqliteOptions, migrateSqlite } from './migrate.js';
+export { type OpenSqliteOptions, openSqlite } from './open.js';
+export { type SqliteStoreOptions, sqliteStore } from './store.js';
+export {
+  DEFAULT_SQLITE_TABLE,
+  idempotencyRecords,
+  type SqliteIdempotencyTable,
+  sqliteIdempotencyTable,
+} from './table.js';

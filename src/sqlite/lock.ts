@@ -1,0 +1,91 @@
+/**
+ * Who may use the single SQLite connection right now (SPEC S23).
+ *
+ * A statement run on a better-sqlite3 connection while a transaction is open silently joins
+ * that transaction: a claim made by request B while request A's transaction awaits would
+ * commit or roll back with A. So every store operation queues on one lock per connection,
+ * and a guarded transaction holds it until COMMIT/ROLLBACK, awaits of its work included.
+ *
+ * Code running inside that transaction (the guard's fenced `complete`, or a guarded call
+ * nested in the work) must not queue behind the transaction it is part of, or it would wait
+ * for itself forever. An AsyncLocalStorage frame marks it: such operations queue on the
+ * frame's own lock instead, and a nested transaction becomes a SAVEPOINT level.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Mutex } from './mutex.js';
+
+interface Frame {
+  /** Serialises what runs directly at this level. */
+  readonly mutex: Mutex;
+  readonly parent: Frame | undefined;
+  /** 0: outside any transaction; 1: the BEGIN IMMEDIATE level; 2+: savepoints. */
+  readonly depth: number;
+  /** False once its transaction ended: late work started inside it queues at the parent. */
+  open: boolean;
+}
+
+export interface TransactionLevel {
+  /** 1 for the outermost transaction (BEGIN), more for nested ones (SAVEPOINT). */
+  depth: number;
+  /** Runs `fn` as part of this transaction, so store calls inside it do not queue behind it. */
+  enter<R>(fn: () => R): R;
+}
+
+export class ConnectionLock {
+  readonly #root: Frame = { mutex: new Mutex(), parent: undefined, depth: 0, open: true };
+  readonly #context = new AsyncLocalStorage<Frame>();
+  /** The open outermost transaction, if any. */
+  #outermost: Frame | undefined;
+
+  /**
+   * Runs one operation alone on the connection. `joinOpenTransaction` is for a caller that
+   * passed the transaction handle (a fenced `complete`) but whose async context was lost
+   * through some userland queue: it runs inside the open transaction instead of deadlocking.
+   */
+  run<T>(task: () => T, options: { joinOpenTransaction?: boolean } = {}): Promise<T> {
+    let frame = this.#current();
+    if (frame === this.#root && options.joinOpenTransaction && this.#outermost?.open) {
+      frame = this.#outermost;
+    }
+    return frame.mutex.run(task);
+  }
+
+  /**
+   * Takes the lock at the caller's level and runs `body` as a new transaction level, holding
+   * the lock until `body` settles.
+   */
+  transaction<T>(body: (level: TransactionLevel) => Promise<T>): Promise<T> {
+    const parent = this.#current();
+    return parent.mutex.run(async () => {
+      const frame: Frame = { mutex: new Mutex(), parent, depth: parent.depth + 1, open: true };
+      if (parent === this.#root) this.#outermost = frame;
+      try {
+        return await body({
+          depth: frame.depth,
+          enter: (fn) => this.#context.run(frame, fn),
+        });
+      } finally {
+        frame.open = false;
+        if (this.#outermost === frame) this.#outermost = undefined;
+      }
+    });
+  }
+
+  #current(): Frame {
+    let frame = this.#context.getStore() ?? this.#root;
+    while (!frame.open && frame.parent) frame = frame.parent;
+    return frame;
+  }
+}
+
+/** One lock per connection, shared by every store on it (two tables, one connection). */
+const locks = new WeakMap<object, ConnectionLock>();
+
+export function connectionLock(client: object): ConnectionLock {
+  let lock = locks.get(client);
+  if (!lock) {
+    lock = new ConnectionLock();
+    locks.set(client, lock);
+  }
+  return lock;
+}

@@ -1,0 +1,57 @@
+/**
+ * The idempotency table for SQLite (SPEC S22). Users may re-export it from their own Drizzle
+ * schema and let drizzle-kit generate the migration, or apply the shipped migrations with
+ * `migrateSqlite`. Times are integers in milliseconds since the epoch (Drizzle maps them to
+ * `Date`), so that comparisons and the purge index work on plain integers.
+ *
+ * Keep this file free of imports other than drizzle-orm: drizzle-kit loads it directly
+ * (drizzle.sqlite.config.ts) to generate drizzle/sqlite.
+ */
+import { sql } from 'drizzle-orm';
+import { check, index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/** The table name the shipped migrations use; `migrateSqlite` renames it on the fly. */
+export const DEFAULT_SQLITE_TABLE = 'idempotency_records';
+
+/**
+ * Builds the idempotency table under `name`. Index and constraint names are prefixed with the
+ * table name, so two tables in one database never collide.
+ * @param name The SQL table name. @default 'idempotency_records'
+ */
+export function sqliteIdempotencyTable(name: string = DEFAULT_SQLITE_TABLE) {
+  return sqliteTable(
+    name,
+    {
+      scope: text('scope').notNull(),
+      key: text('key').notNull(),
+      fingerprint: text('fingerprint').notNull(),
+      operation: text('operation').notNull(),
+      state: text('state', { enum: ['in_flight', 'complete'] }).notNull(),
+      // Kept after completion: it says which claim wrote the result, which helps operators.
+      token: text('token').notNull(),
+      outcome: text('outcome', { enum: ['committed', 'rolled_back'] }),
+      result: text('result'),
+      leaseExpiresAt: integer('lease_expires_at', { mode: 'timestamp_ms' }),
+      expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
+      createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+      completedAt: integer('completed_at', { mode: 'timestamp_ms' }),
+    },
+    (t) => [
+      // S4: unique on (scope, key), never on key alone; S7's INSERT ... ON CONFLICT targets it.
+      primaryKey({ columns: [t.scope, t.key] }),
+      // S14: purge finds expired rows through this index.
+      index(`${name}_expires_at_idx`).on(t.expiresAt),
+      check(`${name}_state_check`, sql`${t.state} in ('in_flight', 'complete')`),
+      check(
+        `${name}_outcome_check`,
+        sql`${t.outcome} is null or ${t.outcome} in ('committed', 'rolled_back')`,
+      ),
+    ],
+  );
+}
+
+/** A table built by `sqliteIdempotencyTable`, whatever its name. */
+export type SqliteIdempotencyTable = ReturnType<typeof sqliteIdempotencyTable>;
+
+/** The table under its default name, `idempotency_records`. */
+export const idempotencyRecords = sqliteIdempotencyTable();
