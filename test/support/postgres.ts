@@ -1,0 +1,133 @@
+/**
+ * What the Postgres-backed tests share: which server to use, database factories for the
+ * three drivers, and unique table names so that parallel test files never share rows.
+ *
+ * Usage (top-level await is fine in vitest):
+ *   const pg = await postgresAvailability();
+ *   describe.skipIf(!pg.realPostgres)(`... ${pg.skipReason ?? ''}`, ...)
+ */
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import pg from 'pg';
+import postgres from 'postgres';
+
+export const TEST_DATABASE_URL =
+  process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface PostgresAvailability {
+  /** True when the real server answers; multi-connection tests need it. */
+  realPostgres: boolean;
+  /** Why tests that need the real server are skipped; undefined when they run. */
+  skipReason: string | undefined;
+}
+
+let availability: Promise<PostgresAvailability> | undefined;
+
+/**
+ * Decides once per test file which Postgres to use. Under CI (`CI=true`) the real server is
+ * required: an unreachable server fails the run loudly instead of silently skipping tests.
+ * Locally it falls back to PGlite (single connection) and says which tests it skips and why.
+ */
+export function postgresAvailability(): Promise<PostgresAvailability> {
+  availability ??= probe();
+  return availability;
+}
+
+async function probe(): Promise<PostgresAvailability> {
+  const client = new pg.Client({
+    connectionString: TEST_DATABASE_URL,
+    connectionTimeoutMillis: 3000,
+  });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return { realPostgres: true, skipReason: undefined };
+  } catch (error) {
+    if (process.env.CI === 'true') {
+      throw new Error(
+        `CI=true requires the real Postgres at ${TEST_DATABASE_URL}, but it is unreachable: ${String(error)}`,
+      );
+    }
+    const reason = `skipped: no Postgres at ${TEST_DATABASE_URL} (${String(error)}); PGlite has a single connection`;
+    console.warn(`[test/support/postgres] ${reason}`);
+    return { realPostgres: false, skipReason: reason };
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** A Drizzle database plus how to close its connections. */
+export interface TestDb<Db> {
+  db: Db;
+  close(): Promise<void>;
+}
+
+export interface TestDbOptions {
+  /** Pool size (>= 2 so that a test can hold a transaction open while another claims). */
+  max?: number;
+  url?: string;
+  /**
+   * The server's `default_transaction_isolation` for every connection, to test that the
+   * store copes with a stricter default (SPEC S24).
+   */
+  defaultIsolation?: 'serializable' | 'repeatable read';
+}
+
+/** node-postgres Pool. */
+export function createNodePgDb(options: TestDbOptions = {}) {
+  const pool = new pg.Pool({
+    connectionString: options.url ?? TEST_DATABASE_URL,
+    max: options.max ?? 10,
+    ...(options.defaultIsolation
+      ? {
+          options: `-c default_transaction_isolation=${options.defaultIsolation.replace(' ', '\\ ')}`,
+        }
+      : {}),
+  });
+  // An idle client's error (server restart) must not crash the test process.
+  pool.on('error', () => {});
+  const db = drizzleNodePg({ client: pool });
+  return { db, close: () => pool.end() } satisfies TestDb<typeof db>;
+}
+
+/** postgres.js. */
+export function createPostgresJsDb(options: TestDbOptions = {}) {
+  const client = postgres(options.url ?? TEST_DATABASE_URL, {
+    max: options.max ?? 10,
+    ...(options.defaultIsolation
+      ? { connection: { default_transaction_isolation: options.defaultIsolation } }
+      : {}),
+    // `create table if not exists` notices would otherwise be printed.
+    onnotice: () => {},
+  });
+  const db = drizzlePostgresJs({ client });
+  return { db, close: () => client.end({ timeout: 5 }) } satisfies TestDb<typeof db>;
+}
+
+/** PGlite, in memory: one connection, a fresh database per call. */
+export function createPgliteDb(options: Pick<TestDbOptions, 'defaultIsolation'> = {}) {
+  const client = new PGlite();
+  if (options.defaultIsolation) {
+    // PGlite runs queries in order on its one connection, so this lands before any other.
+    client
+      .exec(`set default_transaction_isolation = '${options.defaultIsolation}'`)
+      .catch((error: unknown) => console.error(error));
+  }
+  const db = drizzlePglite({ client });
+  return { db, close: () => client.close() } satisfies TestDb<typeof db>;
+}
+
+/**
+ * A table name no other test file or run uses (lower case, within the 48 characters that
+ * `pgIdempotencyTable` allows). Each suite migrates its own.
+ */
+export function uniqueTableName(prefix: string): string {
+  const clean = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 30);
+  return `${clean}_${randomBytes(6).toString('hex')}`;
+}
