@@ -1,0 +1,228 @@
+import {
+  initTRPC,
+  TRPCError,
+  type TRPCMiddlewareFunction,
+  type TRPCProcedureBuilder,
+  type TRPCUnsetMarker,
+} from '@trpc/server';
+import { IdempotencyError } from '../core/errors.js';
+import { fingerprint } from '../core/fingerprint.js';
+import { hashKey } from '../core/hash.js';
+import { resolveKey } from '../core/keys.js';
+import { rollback } from '../core/rollback.js';
+import { toTRPCError } from './errors.js';
+import { GLOBAL_SCOPE, type IdempotencyMiddlewareOptions, TRPC_DEFAULTS } from './options.js';
+import {
+  inputWithoutKey,
+  keyFromInput,
+  replayOutcome,
+  type StoredOutcome,
+  storeOutcome,
+} from './outcome.js';
+import {
+  defaultRequestHeaders,
+  defaultRequestInfo,
+  defaultResponseHeaders,
+  headerKeySharers,
+  readHeader,
+} from './request.js';
+
+/** What a guarded procedure finds in `ctx.idempotency`. */
+export interface IdempotencyContext<Tx> {
+  /**
+   * The store's transaction (for the Drizzle stores, a Drizzle database bound to it). Write
+   * through it: those writes and the stored result commit together or not at all (SPEC S8).
+   */
+  tx: Tx;
+  /** The call's idempotency key, to pass on (to a payment provider, say). Do not log it. */
+  key: string;
+  /** A short hash of the key, safe to log (SPEC S26). */
+  keyHash: string;
+  /** The scope the record lives in (SPEC S4). */
+  scope: string;
+}
+
+/**
+ * The procedure builder `idempotency()` returns: `.concat()` it onto your procedure, after
+ * `.input(...)`, and the procedure's context gains `idempotency`.
+ */
+export type IdempotentProcedure<TContext extends object, TIdempotency> = TRPCProcedureBuilder<
+  TContext,
+  object,
+  { idempotency: TIdempotency },
+  TRPCUnsetMarker,
+  TRPCUnsetMarker,
+  TRPCUnsetMarker,
+  TRPCUnsetMarker,
+  false,
+  // `unknown` leaves the app's own error shape as it is when concatenated.
+  unknown
+>;
+
+// Typed on a plain `object` context: tRPC's context types do not compose with a generic
+// `TContext` inside, and the public type is declared by `IdempotentProcedure` anyway.
+type Middleware<Tx> = TRPCMiddlewareFunction<
+  object,
+  object,
+  object,
+  { idempotency: IdempotencyContext<Tx> | undefined },
+  unknown
+>;
+type Result<Tx> = Awaited<ReturnType<Middleware<Tx>>>;
+
+// Marks our middleware functions, so that the batch check can tell which calls of a batch
+// are guarded, by any instance of the middleware (even from another copy of the package).
+const GUARDED = Symbol.for('mutation-guard.trpc.middleware');
+
+/**
+ * Makes mutation procedures safe to retry (SPEC S1-S20 for tRPC). Concatenate the result
+ * onto a mutation after its input validator:
+ *
+ *   const pay = publicProcedure
+ *     .input(z.object({ amount: z.number(), idempotencyKey: z.string().optional() }))
+ *     .concat(idempotency({ guard, scope: (ctx: Context) => ctx.userId }))
+ *     .mutation(({ ctx, input }) => charge(ctx.idempotency.tx, input));
+ *
+ * The key comes from `input.idempotencyKey`, the `Idempotency-Key` header or the context;
+ * two that differ are a 400. Put before `.input()`, the fingerprint covers the raw input as
+ * the client sent it instead of the validated one. On a query or subscription the call
+ * fails with an `INTERNAL_SERVER_ERROR` naming the setup mistake: only mutations are guarded.
+ */
+export function idempotency<TContext extends object = object, Tx = unknown>(
+  options: IdempotencyMiddlewareOptions<TContext, Tx> & { required: false },
+): IdempotentProcedure<TContext, IdempotencyContext<Tx> | undefined>;
+export function idempotency<TContext extends object = object, Tx = unknown>(
+  options: IdempotencyMiddlewareOptions<TContext, Tx> & { required?: true },
+): IdempotentProcedure<TContext, IdempotencyContext<Tx>>;
+export function idempotency<TContext extends object = object, Tx = unknown>(
+  options: IdempotencyMiddlewareOptions<TContext, Tx>,
+): IdempotentProcedure<TContext, IdempotencyContext<Tx> | undefined>;
+export function idempotency<TContext extends object = object, Tx = unknown>(
+  options: IdempotencyMiddlewareOptions<TContext, Tx>,
+): IdempotentProcedure<TContext, IdempotencyContext<Tx> | undefined> {
+  const {
+    guard,
+    scope,
+    required = TRPC_DEFAULTS.required,
+    headers = defaultRequestHeaders,
+    contextKey = TRPC_DEFAULTS.contextKey,
+    responseHeaders = defaultResponseHeaders,
+    requestInfo = defaultRequestInfo,
+    isFinalError = TRPC_DEFAULTS.isFinalError,
+    retention,
+  } = options;
+  if (!guard) throw new TypeError('idempotency(): the `guard` option is required.');
+  if (!scope) {
+    console.warn(
+      'mutation-guard/trpc: no `scope` option, so all idempotency keys share one global scope (SPEC S4). Pass `scope: (ctx) => tenantOrUserId` to keep callers apart.',
+    );
+  }
+
+  /** SPEC S1, S2, S20: the call's one key, or `undefined`; throws `IdempotencyError`s. */
+  function keyOf(ctx: TContext, rawInput: unknown): string | undefined {
+    const header = readHeader(headers(ctx), 'idempotency-key');
+    if (header !== undefined) {
+      const sharers = headerKeySharers(requestInfo(ctx), ctx, isGuardedProcedure);
+      if (sharers > 1) {
+        throw new IdempotencyError(
+          'IDEMPOTENCY_KEY_INVALID',
+          `One Idempotency-Key header cannot key the ${sharers} guarded calls of this batch; send each call's key as its input's \`idempotencyKey\` instead.`,
+        );
+      }
+    }
+    return resolveKey([
+      { source: 'input', value: keyFromInput(rawInput) },
+      { source: 'header', value: header },
+      { source: 'context', value: contextKey(ctx) },
+    ]);
+  }
+
+  function setResponseHeader(ctx: TContext, name: string, value: string): void {
+    try {
+      responseHeaders(ctx)?.set(name, value);
+    } catch {
+      // A header is a courtesy; failing to set it must not change the mutation's answer.
+    }
+  }
+
+  const middleware: Middleware<Tx> = async function idempotencyMiddleware(opts) {
+    const { type, path, next } = opts;
+    const ctx = opts.ctx as TContext;
+    if (type !== 'mutation') {
+      throw new TRPCError({
+        code: 'INTERNAL_SERVER_ERROR',
+        message: `mutation-guard: idempotency() guards mutations only, but "${path}" is a ${type}; remove it from this procedure.`,
+      });
+    }
+    const rawInput = await opts.getRawInput();
+    let key: string | undefined;
+    try {
+      key = keyOf(ctx, rawInput);
+      if (key === undefined && required) {
+        throw new IdempotencyError(
+          'IDEMPOTENCY_KEY_MISSING',
+          `"${path}" needs an idempotency key: send an Idempotency-Key header or an \`idempotencyKey\` in the input.`,
+        );
+      }
+    } catch (error) {
+      throw IdempotencyError.is(error) ? toTRPCError(error) : error;
+    }
+    if (key === undefined) return next({ ctx: { idempotency: undefined } });
+
+    const callScope = scope ? await scope(ctx) : GLOBAL_SCOPE;
+    if (typeof callScope !== 'string') {
+      throw new TypeError('mutation-guard: the `scope` option must return a string.');
+    }
+    const keyHash = hashKey(key);
+    // The validated input if a validator ran before us, else the raw one (see the JSDoc).
+    const input = opts.input !== undefined ? opts.input : rawInput;
+    let fresh: Result<Tx> | undefined;
+    let run: { value: StoredOutcome; replayed: boolean };
+    try {
+      run = await guard.run<StoredOutcome>({
+        scope: callScope,
+        key,
+        fingerprint: fingerprint({
+          surface: 'trpc',
+          operation: path,
+          input: inputWithoutKey(input),
+        }),
+        operation: path,
+        retention,
+        work: async (tx) => {
+          const result = await next({
+            ctx: { idempotency: { tx, key, keyHash, scope: callScope } },
+          });
+          fresh = result;
+          const outcome = storeOutcome(result);
+          // `next()` reports a failed procedure as `ok: false` instead of throwing; its writes
+          // must still roll back (S12), and only a declared final error is kept.
+          return result.ok ? outcome : rollback(outcome, { keep: isFinalError(result.error) });
+        },
+      });
+    } catch (error) {
+      if (!IdempotencyError.is(error)) throw error;
+      if (error.retryAfterSeconds !== undefined) {
+        setResponseHeader(ctx, 'Retry-After', String(error.retryAfterSeconds));
+      }
+      throw toTRPCError(error);
+    }
+    if (!run.replayed && fresh) return fresh;
+    setResponseHeader(ctx, 'Idempotent-Replayed', 'true');
+    return replayOutcome(run.value);
+  };
+  Object.defineProperty(middleware, GUARDED, { value: true });
+
+  const t = initTRPC.create();
+  return t.procedure.use(middleware) as unknown as IdempotentProcedure<
+    TContext,
+    IdempotencyContext<Tx> | undefined
+  >;
+}
+
+/** Whether a procedure from tRPC's request info is a mutation guarded by this middleware. */
+function isGuardedProcedure(procedure: unknown): boolean {
+  const def = (procedure as { _def?: { type?: unknown; middlewares?: unknown } } | null)?._def;
+  if (def?.type !== 'mutation' || !Array.isArray(def.middlewares)) return false;
+  return def.middlewares.some((fn) => (fn as { [GUARDED]?: boolean })[GUARDED] === true);
+}
