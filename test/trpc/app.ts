@@ -97,6 +97,11 @@ export function createApp<Tx>(guard: Guard<Tx>, ledger: Ledger<Tx>, options: App
         runs.optional++;
         return { guarded: ctx.idempotency !== undefined, run: runs.optional };
       }),
+    /** Concatenated before `.input()`: fingerprints the raw input (documented). */
+    early: t.procedure
+      .concat(guarded)
+      .input(payment)
+      .mutation(({ ctx, input }) => charge('pay', ctx.idempotency.tx, ctx.idempotency.key, input)),
     /** Not guarded at all. */
     unguarded: t.procedure.input(payment).mutation(({ input }) => ({ amount: input.amount })),
     /** A setup mistake: the middleware on a query. */

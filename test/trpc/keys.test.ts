@@ -174,6 +174,25 @@ describe('scope and fingerprint (SPEC S4, S6)', () => {
 });
 
 describe('setup', () => {
+  it('S5: concatenated before .input(), the raw input is fingerprinted (key still excluded)', async () => {
+    const replay = await rawMutation(
+      served.url,
+      'early',
+      { amount: 14 },
+      { 'Idempotency-Key': 'k-early' },
+    );
+    const same = await rawMutation(served.url, 'early', { amount: 14, idempotencyKey: 'k-early' });
+    const extra = await rawMutation(served.url, 'early', {
+      amount: 14,
+      idempotencyKey: 'k-early',
+      ignored: 1,
+    });
+
+    expect(replay.status).toBe(200);
+    expect(same.headers.get('idempotent-replayed')).toBe('true');
+    expect(extra.status).toBe(422);
+  });
+
   it('setup: a query opted in is an error naming the procedure, not a silent no-op (S17: queries are never guarded)', async () => {
     const error = await rejection(connect(served.url).trpc.lookup.query());
     expect(error.data?.code).toBe('INTERNAL_SERVER_ERROR');
