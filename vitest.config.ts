@@ -1,6 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // graphql 16 ships CommonJS (`main`) and ESM (`module`) side by side. Vite would give our
+    // sources the ESM build while Node gives the externalized graphql-yoga and graphql-tools
+    // the CommonJS one, and graphql-js refuses schemas from "another realm". Node's choice
+    // is what users get, so tests use it too.
+    alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // Postgres-backed suites share one server; files run in parallel workers but each

@@ -1,0 +1,115 @@
+import {
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  getOperationAST,
+  Kind,
+  parse,
+} from 'graphql';
+import { IdempotencyError } from '../index.js';
+import { toGraphQLError } from './errors.js';
+import { collectGuardedSelections, type SchemaGuards } from './fields.js';
+import { KEY_HEADER } from './key.js';
+
+/** The response header that marks a replayed answer (SPEC S9). */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** The parts of a Fetch request and response these hooks touch. */
+interface RequestLike {
+  method: string;
+  headers: { get(name: string): string | null };
+}
+interface ResponseLike {
+  headers: { get(name: string): string | null; set(name: string, value: string): void };
+}
+
+/**
+ * SPEC S20: in a batch (Yoga's `batching: true`), one `Idempotency-Key` header for two or
+ * more guarded operations cannot say which operation it names. The whole request is
+ * refused before anything runs; keys inside each operation's input still work. Without a
+ * known schema every mutation counts as guarded.
+ */
+export function assertBatchKeys(
+  request: RequestLike,
+  params: unknown,
+  schema: GraphQLSchema | undefined,
+  findGuards: (schema: GraphQLSchema) => SchemaGuards,
+): void {
+  if (!Array.isArray(params) || params.length < 2) return;
+  if (request.headers.get(KEY_HEADER) === null) return;
+  let guarded = 0;
+  for (const operation of params) {
+    if (isGuardedOperation(operation, schema, findGuards)) guarded++;
+  }
+  if (guarded < 2) return;
+  throw toGraphQLError(
+    new IdempotencyError(
+      'IDEMPOTENCY_KEY_INVALID',
+      `One ${KEY_HEADER} header was sent for ${guarded} guarded mutations in one batch; send each key in its mutation's input, or send the mutations one by one.`,
+    ),
+  );
+}
+
+function isGuardedOperation(
+  params: unknown,
+  schema: GraphQLSchema | undefined,
+  findGuards: (schema: GraphQLSchema) => SchemaGuards,
+): boolean {
+  const { query, operationName, variables } = (params ?? {}) as {
+    query?: unknown;
+    operationName?: string;
+    variables?: Record<string, unknown>;
+  };
+  if (typeof query !== 'string') return false;
+  try {
+    const document = parse(query);
+    const operation = getOperationAST(document, operationName);
+    if (operation?.operation !== 'mutation') return false;
+    if (!schema) return true;
+    const fragments = new Map<string, FragmentDefinitionNode>();
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) {
+        fragments.set(definition.name.value, definition);
+      }
+    }
+    const guards = findGuards(schema);
+    return (
+      collectGuardedSelections(schema, guards, operation, fragments, variables ?? {}).length > 0
+    );
+  } catch {
+    // Unparseable: it fails on its own later and runs nothing.
+    return false;
+  }
+}
+
+/**
+ * SPEC S21: when the server answered with CORS headers (Yoga's default CORS reflects the
+ * preflight's requested headers, a configured list may not), make sure browsers may send
+ * `Idempotency-Key` and read `Idempotent-Replayed`.
+ */
+export function extendCors(request: RequestLike, response: ResponseLike): void {
+  if (response.headers.get('Access-Control-Allow-Origin') === null) return;
+  try {
+    appendToken(response, 'Access-Control-Expose-Headers', REPLAYED_HEADER, true);
+    if (request.method.toUpperCase() === 'OPTIONS') {
+      appendToken(response, 'Access-Control-Allow-Headers', KEY_HEADER, false);
+    }
+  } catch {
+    // An immutable response (a plugin returned a fetched one): leave it as it is.
+  }
+}
+
+function appendToken(
+  response: ResponseLike,
+  header: string,
+  token: string,
+  createIfAbsent: boolean,
+): void {
+  const current = response.headers.get(header);
+  if (current === null) {
+    if (createIfAbsent) response.headers.set(header, token);
+    return;
+  }
+  const tokens = current.split(',').map((t) => t.trim().toLowerCase());
+  if (tokens.includes('*') || tokens.includes(token.toLowerCase())) return;
+  response.headers.set(header, `${current}, ${token}`);
+}

@@ -1,0 +1,119 @@
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type FragmentDefinitionNode,
+  GraphQLError,
+  type GraphQLSchema,
+  getVariableValues,
+  Kind,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { IdempotencyError } from '../index.js';
+import { IDEMPOTENT_DIRECTIVE } from './directive.js';
+import { toGraphQLError } from './errors.js';
+import { collectGuardedSelections, type GuardedSelection, type SchemaGuards } from './fields.js';
+import { operationFingerprint } from './fingerprint.js';
+import { KEY_HEADER, resolveOperationKey } from './key.js';
+
+/** What `onExecute` decided for a guarded mutation operation. */
+export interface OperationPlan {
+  key: string;
+  fingerprint: string;
+  /** The operation's name, or its guarded fields' names, for events. */
+  name: string;
+  retentionMs: number | undefined;
+}
+
+export interface PlanInput {
+  args: ExecutionArgs;
+  operation: OperationDefinitionNode;
+  findGuards: (schema: GraphQLSchema) => SchemaGuards;
+  header: string | null | undefined;
+  /** The plugin's `required` option. */
+  required: boolean;
+}
+
+/**
+ * Plans a mutation operation: `undefined` when it runs untouched (no guarded field, or no
+ * key where none is required), an error to answer with before anything runs (S1-S3,
+ * nothing stored: S13), or the key, fingerprint and retention for `guard.run`.
+ */
+export function planOperation({
+  args,
+  operation,
+  findGuards,
+  header,
+  required,
+}: PlanInput): OperationPlan | { error: GraphQLError } | undefined {
+  const { schema, document } = args;
+  const guards = findGuards(schema);
+  if (guards.fields.size === 0) return undefined;
+  const coerced = getVariableValues(
+    schema,
+    operation.variableDefinitions ?? [],
+    (args.variableValues ?? {}) as Record<string, unknown>,
+  );
+  // Invalid variables: execute reports them and runs nothing.
+  if (coerced.errors) return undefined;
+  const variables = coerced.coerced as Record<string, unknown>;
+  const selections = collectGuardedSelections(
+    schema,
+    guards,
+    operation,
+    fragmentsOf(document),
+    variables,
+  );
+  if (selections.length === 0) return undefined;
+
+  let key: string | undefined;
+  try {
+    const directive = schema.getDirective(IDEMPOTENT_DIRECTIVE) ?? undefined;
+    key = resolveOperationKey(selections, header, variables, directive);
+  } catch (error) {
+    if (IdempotencyError.is(error)) return { error: toGraphQLError(error) };
+    // An argument that does not coerce: answer as execute would, without running anything.
+    if (error instanceof GraphQLError) return { error };
+    throw error;
+  }
+  if (key === undefined) {
+    if (!selections.some(({ field }) => field.required ?? required)) return undefined;
+    const names = [...new Set(selections.map(({ field }) => field.name))].join('`, `');
+    return {
+      error: toGraphQLError(
+        new IdempotencyError(
+          'IDEMPOTENCY_KEY_MISSING',
+          `The mutation \`${names}\` needs an idempotency key: send the ${KEY_HEADER} header (or the key in the mutation's input).`,
+        ),
+      ),
+    };
+  }
+  const operationName = operation.name?.value ?? args.operationName ?? undefined;
+  return {
+    key,
+    fingerprint: operationFingerprint(document, operationName, selections, variables),
+    name: operationName ?? selections.map(({ field }) => field.name).join(','),
+    retentionMs: longestRetention(selections),
+  };
+}
+
+function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) {
+      fragments.set(definition.name.value, definition);
+    }
+  }
+  return fragments;
+}
+
+/** Several guarded fields in one operation: keep the record as long as any of them asks. */
+function longestRetention(selections: readonly GuardedSelection[]): number | undefined {
+  let longest: number | undefined;
+  for (const { field } of selections) {
+    const retention = field.retentionMs;
+    if (retention !== undefined && (longest === undefined || retention > longest)) {
+      longest = retention;
+    }
+  }
+  return longest;
+}

@@ -1,0 +1,84 @@
+import { createGraphQLError } from '@graphql-tools/utils';
+import {
+  type ExecutionResult,
+  GraphQLError,
+  type GraphQLFormattedError,
+  Source,
+  type SourceLocation,
+} from 'graphql';
+
+/**
+ * The part of an execution result that is stored and replayed (SPEC S9): `data` and the
+ * errors as clients see them. Extensions added by other plugins (tracing, cost) describe
+ * one execution and are not replayed.
+ */
+export interface StoredResult {
+  data?: Record<string, unknown> | null;
+  errors?: GraphQLFormattedError[];
+}
+
+export function toStored(result: ExecutionResult): StoredResult {
+  const stored: StoredResult = {};
+  if ('data' in result) stored.data = result.data ?? null;
+  if (result.errors?.length) stored.errors = result.errors.map((error) => error.toJSON());
+  return stored;
+}
+
+/**
+ * Turns a stored result back into an execution result whose errors are real
+ * `GraphQLError`s, so that the server's error masking and other plugins treat a replay as
+ * they treated the first answer. Locations are restored as stored: a retry whose text
+ * differs only in layout has other positions, yet must get the first answer exactly.
+ * (Lines and columns below 1 cannot come from graphql-js and are not expected.)
+ */
+export function fromStored(stored: StoredResult): ExecutionResult {
+  // Property order as graphql-js builds results (errors first), so bodies match byte for byte.
+  const result: ExecutionResult = {};
+  if (stored.errors) result.errors = stored.errors.map(toError);
+  if ('data' in stored) result.data = stored.data ?? null;
+  return result;
+}
+
+function toError(formatted: GraphQLFormattedError): GraphQLError {
+  return createGraphQLError(formatted.message, {
+    path: formatted.path,
+    extensions: formatted.extensions,
+    ...(formatted.locations?.length ? sourceAt(formatted.locations) : {}),
+  });
+}
+
+/**
+ * graphql-js derives `locations` from a source and offsets, and servers rebuild errors from
+ * those (Yoga does, to strip internals), so a stored location can only survive as a source:
+ * a blank text with a character at each stored line and column.
+ */
+function sourceAt(locations: readonly SourceLocation[]): { source: Source; positions: number[] } {
+  const widths: number[] = [];
+  for (const { line, column } of locations) {
+    for (let i = widths.length; i < line; i++) widths.push(0);
+    widths[line - 1] = Math.max(widths[line - 1]!, column);
+  }
+  const starts: number[] = [];
+  let offset = 0;
+  for (const width of widths) {
+    starts.push(offset);
+    offset += width + 1;
+  }
+  return {
+    source: new Source(widths.map((width) => ' '.repeat(width)).join('\n')),
+    positions: locations.map(({ line, column }) => starts[line - 1]! + column - 1),
+  };
+}
+
+/**
+ * True for errors a server shows as they are: GraphQLErrors raised on purpose, not wrapped
+ * around an unexpected exception (the rule Yoga's and Envelop's masking use). Only such
+ * errors may be stored (SPEC S12): a stored error is replayed as an expected one, so an
+ * unexpected message stored once would bypass masking on every replay.
+ */
+export function isExpectedError(error: GraphQLError): boolean {
+  if (error.extensions?.unexpected === true) return false;
+  const original = error.originalError;
+  if (original == null) return true;
+  return original instanceof GraphQLError && isExpectedError(original);
+}
