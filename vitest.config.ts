@@ -6,7 +6,18 @@ export default defineConfig({
     // sources the ESM build while Node gives the externalized graphql-yoga and graphql-tools
     // the CommonJS one, and graphql-js refuses schemas from "another realm". Node's choice
     // is what users get, so tests use it too.
-    alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
+    alias: [
+      { find: /^graphql$/, replacement: 'graphql/index.js' },
+      // The README's examples import the package by name, as users do; tests run the sources.
+      {
+        find: /^mutation-guard$/,
+        replacement: new URL('./src/index.ts', import.meta.url).pathname,
+      },
+      {
+        find: /^mutation-guard\/(graphql|trpc|sqlite|postgres)$/,
+        replacement: new URL('./src/$1/index.ts', import.meta.url).pathname,
+      },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],

@@ -1,0 +1,19 @@
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { createGuard } from 'mutation-guard';
+import { migratePostgres, postgresStore } from 'mutation-guard/postgres';
+import pg from 'pg';
+
+export async function createPostgresGuard(connectionString: string) {
+  const pool = new pg.Pool({ connectionString });
+  const db = drizzle({ client: pool });
+  // Quick start: creates the idempotency table (safe to run from many processes at once).
+  // In production, re-export `idempotencyRecords` from your Drizzle schema and let
+  // drizzle-kit generate the migration with your own.
+  await migratePostgres(db);
+  const guard = createGuard({
+    store: postgresStore(db),
+    retention: 24 * 60 * 60 * 1000, // replay answers for a day (the default)
+    lease: 30_000, // a crashed request's key is free again after 30 s (the default)
+  });
+  return { guard, close: () => pool.end() };
+}
