@@ -1,0 +1,66 @@
+/** The Postgres half of backend.ts: a node-postgres pool, the store, the payments table. */
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import type { IdempotencyStore } from '../../../src/index.js';
+import { migratePostgres, postgresStore } from '../../../src/postgres/index.js';
+import type { Backend, BackendConfig, PaymentRow } from './backend.js';
+
+export async function openPostgresBackend(config: BackendConfig): Promise<Backend> {
+  const pool = new pg.Pool({
+    connectionString: config.location,
+    max: config.poolSize ?? 10,
+    // Outage tests cut connections: a dead connect must fail fast (503), not hang.
+    connectionTimeoutMillis: 2000,
+  });
+  // An idle client's error (a cut connection) must not crash the process.
+  pool.on('error', () => {});
+  const db = drizzle({ client: pool });
+  const { table } = config;
+  const payments = sql.identifier(`${table}_payments`);
+  return {
+    kind: 'postgres',
+    store: postgresStore(db, { table }) as IdempotencyStore<unknown>,
+    async insertPayment(tx, row) {
+      const result = await (tx as typeof db).execute(
+        sql`insert into ${payments} (scope, key, amount) values (${row.scope}, ${row.key}, ${row.amount}) returning id`,
+      );
+      return Number((result.rows[0] as { id: number }).id);
+    },
+    async payments() {
+      const result = await db.execute(
+        sql`select id, scope, key, amount from ${payments} order by id`,
+      );
+      return result.rows as unknown as PaymentRow[];
+    },
+    async records() {
+      const result = await db.execute(sql`select scope, key, state from ${sql.identifier(table)}`);
+      return result.rows as { scope: string; key: string; state: string }[];
+    },
+    close: () => pool.end(),
+  };
+}
+
+export async function migrateTables(url: string, table: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const db = drizzle({ client: pool });
+    await migratePostgres(db, { table });
+    await db.execute(
+      sql`create table if not exists ${sql.identifier(`${table}_payments`)} (id serial primary key, scope text not null, key text not null, amount integer not null)`,
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function dropTables(url: string, table: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    for (const name of [table, `${table}_migrations`, `${table}_payments`]) {
+      await pool.query(`drop table if exists "${name}"`);
+    }
+  } finally {
+    await pool.end();
+  }
+}

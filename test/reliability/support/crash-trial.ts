@@ -1,0 +1,108 @@
+/**
+ * One crash trial (issue 6, SPEC S7-S11): a fresh server process is told to hang at a fault
+ * point, receives one payment, and is SIGKILLed exactly there. The retry then goes to a
+ * healthy process on the same database:
+ *
+ * - at once (lease still running): 409 IN_USE, or the stored answer if the crash came after
+ *   the commit;
+ * - after the lease: the payment runs once (a takeover), or replays if it had committed;
+ * - from then on: identical replays, and exactly one payment row for the key.
+ *
+ * The healthy process is started beside the doomed one rather than after it, so that its
+ * start-up (about 2 s on this machine) does not eat the lease being tested.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Backend } from './backend.js';
+import { type Answer, payTrpc } from './client.js';
+import type { FaultPoint } from './instrument.js';
+import { type ServerEnv, startServer } from './process.js';
+
+export interface CrashTrial {
+  /** Where the doomed process runs: same STORE, LOCATION and TABLE as the healthy one. */
+  server: Omit<ServerEnv, 'FAULT_POINT' | 'LEASE_MS'>;
+  /** A process on that database without faults. */
+  healthyUrl: string;
+  /** Reads the payments table. */
+  backend: Backend;
+  point: FaultPoint;
+  leaseMs: number;
+}
+
+export interface CrashOutcome {
+  point: FaultPoint;
+  /** The retry sent right after the kill. */
+  early: Answer;
+  /** The retry sent after the lease ran out, and a burst of replays after it. */
+  late: Answer;
+  replays: Answer[];
+  /** Payment rows for the key: 1 is right, 2+ is a double execution, 0 a lost result. */
+  paymentRows: number;
+  /** Whether the early retry really came before the lease ran out (else `early` proves less). */
+  earlyWithinLease: boolean;
+  /** What went against the rules; empty when the trial passed. */
+  violations: string[];
+}
+
+export async function crashTrial(trial: CrashTrial): Promise<CrashOutcome> {
+  const { point, leaseMs, healthyUrl } = trial;
+  const doomed = await startServer({ ...trial.server, FAULT_POINT: point, LEASE_MS: leaseMs });
+  const key = `crash-${randomUUID()}`;
+  const request = { key, amount: 42, account: 'acct_crash' };
+  const sentAt = Date.now();
+  const lost = payTrpc(doomed.url, request);
+  try {
+    await doomed.waitForLine(`FAULT ${point}`);
+  } finally {
+    await doomed.kill();
+  }
+  // The claim happened between sending and seeing the FAULT line: its lease ends after
+  // `sentAt + leaseMs` and before `faultSeenAt + leaseMs`.
+  const faultSeenAt = Date.now();
+  const first = await lost;
+
+  const early = await payTrpc(healthyUrl, request);
+  const earlyWithinLease = Date.now() - sentAt < leaseMs;
+  await sleep(Math.max(0, faultSeenAt + leaseMs + 100 - Date.now()));
+  const late = await payTrpc(healthyUrl, request);
+  const replays = await Promise.all([1, 2, 3].map(() => payTrpc(healthyUrl, request)));
+  const rows = (await trial.backend.payments()).filter((row) => row.key === key);
+
+  const violations: string[] = [];
+  const expect = (ok: boolean, what: string) => {
+    if (!ok) violations.push(`${point}: ${what}`);
+  };
+  expect(first.status === 0, `the killed process answered (${first.status})`);
+  if (point === 'after-commit') {
+    expect(early.status === 200 && early.replayed, `early retry: ${describe(early)}, want replay`);
+    expect(late.status === 200 && late.replayed, `late retry: ${describe(late)}, want replay`);
+    expect(rows[0]?.id === late.payment?.paymentId, 'the replay is not the committed payment');
+  } else if (earlyWithinLease) {
+    expect(
+      early.status === 409 && early.code === 'IDEMPOTENCY_KEY_IN_USE',
+      `early retry: ${describe(early)}, want 409 IDEMPOTENCY_KEY_IN_USE`,
+    );
+  }
+  if (point !== 'after-commit') {
+    expect(
+      late.status === 200 && !late.replayed,
+      `late retry: ${describe(late)}, want a fresh run`,
+    );
+  }
+  expect(rows.length === 1, `${rows.length} payment rows for one key`);
+  expect(rows[0]?.id === late.payment?.paymentId, 'the answer names another payment than the row');
+  for (const replay of replays) {
+    expect(
+      replay.status === 200 && replay.replayed && replay.text === late.text,
+      `replay differs: ${describe(replay)} vs ${late.text}`,
+    );
+  }
+  return { point, early, late, replays, paymentRows: rows.length, earlyWithinLease, violations };
+}
+
+export function describe(answer: Answer): string {
+  return `${answer.status} ${answer.code ?? ''}${answer.replayed ? ' (replayed)' : ''}`.trim();
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,68 @@
+/**
+ * A store wrapper with a hook at each point where a crash or a slow process matters. The
+ * real store does all the work; hooks only pause. Crash tests hang there (and get SIGKILLed),
+ * takeover tests sleep there, the scheduler test lets fast-check decide when to go on.
+ */
+import type { ClaimRequest, Fence, IdempotencyStore } from '../../../src/index.js';
+
+/** Where a server process can be told to stop dead (FAULT_POINT). */
+export const FAULT_POINTS = ['after-claim', 'in-transaction', 'after-commit'] as const;
+export type FaultPoint = (typeof FAULT_POINTS)[number];
+
+export interface StoreHooks {
+  /** Our claim committed (S7); the business transaction has not begun. */
+  afterClaim?(request: ClaimRequest, token: string): Promise<void>;
+  /** Before the business transaction begins (the window where a takeover can still win). */
+  beforeTransaction?(fence: Fence): Promise<void>;
+  /** Business writes and the fenced completion are done, COMMIT not yet sent (S8). */
+  beforeCommit?(fence: Fence): Promise<void>;
+  /** Committed; the answer has not left the process yet. */
+  afterCommit?(fence: Fence): Promise<void>;
+}
+
+export function instrument<Tx>(
+  store: IdempotencyStore<Tx>,
+  hooks: StoreHooks,
+): IdempotencyStore<Tx> {
+  return {
+    dialect: store.dialect,
+    async claim(request) {
+      const result = await store.claim(request);
+      if (result.status === 'claimed') await hooks.afterClaim?.(request, result.token);
+      return result;
+    },
+    read: (record) => store.read(record),
+    async transaction(fence, work) {
+      await hooks.beforeTransaction?.(fence);
+      const value = await store.transaction(fence, async (tx) => {
+        const inner = await work(tx);
+        await hooks.beforeCommit?.(fence);
+        return inner;
+      });
+      await hooks.afterCommit?.(fence);
+      return value;
+    },
+    complete: (fence, completion, tx) => store.complete(fence, completion, tx),
+    release: (fence) => store.release(fence),
+    purge: (options) => store.purge(options),
+  };
+}
+
+/**
+ * Hooks that announce the fault point on stdout (the parent test waits for this line) and
+ * then never go on: the process sits there, holding whatever it holds, until SIGKILL.
+ */
+export function hangAt(point: FaultPoint, announce: (line: string) => void): StoreHooks {
+  const hang = (scope: string, key: string) => {
+    announce(`FAULT ${point} ${JSON.stringify({ scope, key })}`);
+    return new Promise<void>(() => {});
+  };
+  switch (point) {
+    case 'after-claim':
+      return { afterClaim: (request) => hang(request.scope, request.key) };
+    case 'in-transaction':
+      return { beforeCommit: (fence) => hang(fence.scope, fence.key) };
+    case 'after-commit':
+      return { afterCommit: (fence) => hang(fence.scope, fence.key) };
+  }
+}
