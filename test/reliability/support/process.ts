@@ -17,6 +17,8 @@ export interface ServerEnv {
   FAULT_POINT?: FaultPoint;
   /** 1: also serve /graphql. */
   GRAPHQL?: 1;
+  /** Postgres pool size per process. @default 10 */
+  POOL_SIZE?: number;
 }
 
 export interface ServerProcess {

@@ -24,7 +24,7 @@ const backend = await openBackend({
   kind,
   location: required('LOCATION'),
   table: required('TABLE'),
-  poolSize: 20,
+  poolSize: Number(env.POOL_SIZE ?? 10),
 });
 const store = fault
   ? instrument(
