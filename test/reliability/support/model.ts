@@ -145,10 +145,10 @@ class Claim implements Cmd {
       retentionMs: RETENTION,
     });
     if (got.status === 'claimed') {
-      assertEqual(want, { claimed: true, takenOver: got.takenOver }, 'claim');
+      assertEqual({ claimed: true, takenOver: got.takenOver }, want, 'claim');
       grantClaim(m, r, this.scope, this.key, this.fp, got.token);
     } else {
-      assertEqual(want.claimed, false, 'claim refused');
+      assertEqual(true, want.claimed === false, 'claim refused');
       assertEqual(
         { state: got.record.state, fingerprint: got.record.fingerprint, result: got.record.result },
         {

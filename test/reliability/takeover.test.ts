@@ -1,0 +1,148 @@
+/**
+ * Takeover (issue 6; SPEC S8, S11): an original slower than its lease, and a retry. Two
+ * ways to be slow: before its transaction begins (the retry takes over, the original's
+ * fenced transaction then refuses to run), and inside its transaction (the claim is held:
+ * row lock on Postgres, the connection lock on SQLite, so the retry cannot take over).
+ * Either way exactly one payment commits. SQLite runs on a file with a hand-driven clock;
+ * Postgres on the real server's clock with a short lease.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createGuard, IdempotencyError } from '../../src/index.js';
+import { postgresAvailability, TEST_DATABASE_URL, uniqueTableName } from '../support/postgres.js';
+import {
+  type Backend,
+  dropPostgresTables,
+  migratePostgresTables,
+  openBackend,
+  type StoreKind,
+  tempSqliteFile,
+} from './support/backend.js';
+import { instrument } from './support/instrument.js';
+
+const pg = await postgresAvailability();
+const LEASE = 300;
+
+for (const kind of ['sqlite', 'postgres'] as StoreKind[]) {
+  const skip = kind === 'postgres' && !pg.realPostgres;
+  describe.skipIf(skip)(`takeover on ${kind} ${skip ? pg.skipReason : ''}`, () => {
+    const clock = { time: 1_700_000_000_000 };
+    let backend: Backend;
+    let table: string;
+    /** Makes the lease run out: the clock jumps on SQLite, real time passes on Postgres. */
+    const expireLease = async () => {
+      if (kind === 'sqlite') clock.time += 2 * LEASE;
+      else await sleep(LEASE + 150);
+    };
+    beforeEach(async () => {
+      table = uniqueTableName('rel_takeover');
+      if (kind === 'postgres') await migratePostgresTables(TEST_DATABASE_URL, table);
+      backend = await openBackend({
+        kind,
+        table,
+        location: kind === 'sqlite' ? tempSqliteFile() : TEST_DATABASE_URL,
+        now: () => clock.time,
+      });
+    });
+    afterEach(async () => {
+      await backend.close();
+      if (kind === 'postgres') await dropPostgresTables(TEST_DATABASE_URL, table);
+    });
+
+    const payment = (label: string) => ({
+      scope: 'acct_1',
+      key: 'slow-key',
+      fingerprint: 'fp',
+      operation: 'pay',
+      work: async (tx: unknown) => ({
+        label,
+        id: await backend.insertPayment(tx, { scope: 'acct_1', key: 'slow-key', amount: 1 }),
+      }),
+    });
+
+    it('S8/S11: original stalls after its claim past the lease; the retry takes over and commits; the original is fenced out (409) and never runs', async () => {
+      const gate = deferred();
+      const stalled = deferred();
+      const slow = createGuard({
+        store: instrument(backend.store, {
+          beforeTransaction: async () => {
+            stalled.resolve();
+            await gate.promise;
+          },
+        }),
+        lease: LEASE,
+      });
+      const fast = createGuard({ store: backend.store, lease: LEASE });
+      let originalRan = false;
+      const original = slow.run({
+        ...payment('original'),
+        work: async () => {
+          originalRan = true;
+          return { label: 'original', id: -1 };
+        },
+      });
+      await stalled.promise;
+      await expireLease();
+      const retry = await fast.run(payment('retry'));
+      gate.resolve();
+      const error = await original.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+
+      expect(retry).toMatchObject({ replayed: false, value: { label: 'retry' } });
+      expect(IdempotencyError.is(error) && error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+      expect(originalRan).toBe(false);
+      expect((await backend.payments()).length).toBe(1);
+      expect(await fast.run(payment('again'))).toEqual({ replayed: true, value: retry.value });
+    });
+
+    it('S8/S11: original stalls inside its transaction past the lease; the retry cannot take over; one payment, the original answer replays', async () => {
+      const inWork = deferred();
+      const gate = deferred();
+      const guard = createGuard({ store: backend.store, lease: LEASE });
+      const original = guard.run({
+        ...payment('original'),
+        work: async (tx) => {
+          const id = await backend.insertPayment(tx, {
+            scope: 'acct_1',
+            key: 'slow-key',
+            amount: 1,
+          });
+          inWork.resolve();
+          await gate.promise;
+          return { label: 'original', id };
+        },
+      });
+      await inWork.promise;
+      await expireLease();
+      // On SQLite the retry's claim queues behind the open transaction; on Postgres the
+      // takeover skips the locked row and answers 409 at once.
+      const retry = guard.run(payment('retry')).then(
+        (result) => result,
+        (e: unknown) => e,
+      );
+      if (kind === 'postgres') {
+        const early = await retry;
+        expect(IdempotencyError.is(early) && early.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+      }
+      gate.resolve();
+      const first = await original;
+      expect(first).toMatchObject({ replayed: false, value: { label: 'original' } });
+      if (kind === 'sqlite') expect(await retry).toEqual({ replayed: true, value: first.value });
+      expect((await backend.payments()).length).toBe(1);
+      expect(await guard.run(payment('again'))).toEqual({ replayed: true, value: first.value });
+    });
+  });
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
