@@ -30,6 +30,8 @@ export async function payTrpc(base: string, request: PayRequest): Promise<Answer
 export async function payGraphql(base: string, request: PayRequest): Promise<Answer> {
   return send(`${base}/graphql`, {
     headers: {
+      // The GraphQL-over-HTTP media type, so that request errors get 4xx statuses.
+      accept: 'application/graphql-response+json',
       'idempotency-key': request.key,
       ...(request.account ? { 'x-account': request.account } : {}),
     },
