@@ -28,6 +28,7 @@ describe('key flooding: purge keeps the table bounded', () => {
 
   for (const kind of ['sqlite', 'postgres'] as StoreKind[]) {
     const skip = kind === 'postgres' && !pg.realPostgres;
+    const WAVE = WAVES[kind];
     it.skipIf(skip)(
       `S14 ${kind}: 20 waves of ${WAVE} unique keys, purge after each: rows stay within the retention window, then drain to 0`,
       async () => {
