@@ -42,8 +42,13 @@ export class PaymentValidationError extends Error {
 export function validatePaymentInput(input: unknown): PaymentInput {
   const parsed = paymentInputSchema.safeParse(input);
   if (parsed.success) return parsed.data;
-  throw new PaymentValidationError(
-    parsed.error.issues.map((issue) => ({
+  throw paymentValidationError(parsed.error);
+}
+
+/** The same readable error for a failed parse, also for tRPC's own `.input()` validation. */
+export function paymentValidationError(error: z.ZodError): PaymentValidationError {
+  return new PaymentValidationError(
+    error.issues.map((issue) => ({
       field: issue.path.join('.') || 'input',
       message: issue.message,
     })),

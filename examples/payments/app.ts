@@ -1,0 +1,31 @@
+/**
+ * Puts the service together for one database: the guard, the payments service, both
+ * surfaces and the HTTP routes. Generic in `Tx`, so it is written once for both dialects.
+ */
+import type { RequestListener } from 'node:http';
+import { createGuard, type Guard } from '../../src/index.js';
+import type { DemoConfig } from './config.js';
+import type { AppDatabase } from './database.js';
+import { createGraphQLHandler } from './graphql.js';
+import { createRequestListener } from './http.js';
+import { paymentsService } from './payments-service.js';
+import { createTrpcRouter } from './trpc.js';
+
+export interface App<Tx> {
+  listener: RequestListener;
+  /** For the purge schedule. */
+  guard: Guard<Tx>;
+}
+
+export function createApp<Tx>(db: AppDatabase<Tx>, config: DemoConfig): App<Tx> {
+  const guard = createGuard<Tx>({
+    store: db.store,
+    // Unset knobs fall back to the guard's defaults (30 s lease, 24 h retention).
+    ...(config.leaseMs === undefined ? {} : { lease: config.leaseMs }),
+    ...(config.retentionMs === undefined ? {} : { retention: config.retentionMs }),
+  });
+  const service = paymentsService(db.payments, { latencyMs: config.paymentLatencyMs });
+  const yoga = createGraphQLHandler(guard, service);
+  const router = createTrpcRouter(guard, service);
+  return { guard, listener: createRequestListener(yoga, router) };
+}
