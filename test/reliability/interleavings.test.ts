@@ -5,107 +5,12 @@
  * takeover). Whatever the order: at most one committed payment, and every success is that
  * payment's answer.
  */
-import Database from 'better-sqlite3';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { createGuard, IdempotencyError, type IdempotencyStore } from '../../src/index.js';
-import { migrateSqlite, type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
-
-const LEASE = 1000;
-
-/** Every store call waits for the scheduler before it starts and before it returns. */
-function scheduled(
-  s: fc.Scheduler,
-  store: IdempotencyStore<SqliteDatabase>,
-): IdempotencyStore<SqliteDatabase> {
-  const step = (label: string) => s.schedule(Promise.resolve(), label);
-  const around = async <T>(label: string, call: () => Promise<T>): Promise<T> => {
-    await step(`${label}:start`);
-    const value = await call();
-    await step(`${label}:end`);
-    return value;
-  };
-  return {
-    dialect: store.dialect,
-    claim: (request) => around('claim', () => store.claim(request)),
-    read: (record) => around('read', () => store.read(record)),
-    transaction: (fence, work) => around('transaction', () => store.transaction(fence, work)),
-    complete: (fence, completion, tx) =>
-      around('complete', () => store.complete(fence, completion, tx)),
-    release: (fence) => around('release', () => store.release(fence)),
-    purge: (options) => around('purge', () => store.purge(options)),
-  };
-}
-
-const callSpec = fc.record({ fp: fc.constantFrom('fp1', 'fp2'), fails: fc.boolean() });
+import { interleavingProperty } from './support/interleavings.js';
 
 describe('interleavings: concurrent guarded calls under fast-check scheduler', () => {
   it('S7/S8/S11: any order of awaits, with or without a mid-flight lease expiry: at most one payment, every success is its answer', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.scheduler(),
-        fc.array(callSpec, { minLength: 2, maxLength: 5 }),
-        fc.boolean(),
-        async (s, calls, expire) => {
-          const clock = { time: 1_700_000_000_000 };
-          const client = new Database(':memory:');
-          try {
-            const db = drizzle({ client });
-            migrateSqlite(db);
-            client.exec('create table business (n integer not null)');
-            const store = scheduled(s, sqliteStore(db, { now: () => clock.time }));
-            const guard = createGuard({ store, lease: LEASE, retention: 60_000 });
-            // The clock jump is one more task the scheduler places anywhere.
-            const jump = expire
-              ? s.schedule(Promise.resolve(), 'lease expires').then(() => {
-                  clock.time += 2 * LEASE;
-                })
-              : Promise.resolve();
-            const runs = calls.map((call, n) =>
-              guard.run({
-                scope: 'acct',
-                key: 'k',
-                fingerprint: call.fp,
-                operation: 'pay',
-                work: async (tx) => {
-                  tx.$client.prepare('insert into business values (?)').run(n);
-                  await s.schedule(Promise.resolve(), `work ${n}`);
-                  if (call.fails) throw new Error(`declined ${n}`);
-                  return { n, fp: call.fp };
-                },
-              }),
-            );
-            const [results] = await s.waitFor(Promise.all([Promise.allSettled(runs), jump]));
-            const rows = client.prepare('select n from business').all() as { n: number }[];
-            const fresh = results.flatMap((r) =>
-              r.status === 'fulfilled' && !r.value.replayed ? [r.value.value] : [],
-            );
-            const successes = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-
-            if (rows.length > 1) throw new Error(`${rows.length} payments committed for one key`);
-            if (fresh.length !== rows.length) {
-              throw new Error(`${fresh.length} fresh answers for ${rows.length} payments`);
-            }
-            for (const success of successes) {
-              if (success.value.n !== rows[0]?.n) throw new Error('a success names no payment');
-            }
-            results.forEach((r, n) => {
-              if (r.status === 'fulfilled') return;
-              const error = r.reason as unknown;
-              const expected =
-                (IdempotencyError.is(error) &&
-                  (error.code === 'IDEMPOTENCY_KEY_IN_USE' ||
-                    error.code === 'IDEMPOTENCY_KEY_REUSED')) ||
-                (error instanceof Error && error.message === `declined ${n}`);
-              if (!expected) throw new Error(`call ${n} failed unexpectedly: ${String(error)}`);
-            });
-          } finally {
-            client.close();
-          }
-        },
-      ),
-      { seed: 6, numRuns: 150 },
-    );
+    await fc.assert(interleavingProperty(), { seed: 6, numRuns: 150 });
   });
 });

@@ -1,0 +1,109 @@
+/**
+ * Crash soak (issue 6): 120 crash trials, each a fresh process SIGKILLed at a random fault
+ * point, alternating SQLite file and Postgres, four trials at a time. Bounded: no new trial
+ * starts after 4 minutes, and at least 100 must have run.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  postgresAvailability,
+  TEST_DATABASE_URL,
+  uniqueTableName,
+} from '../../support/postgres.js';
+import {
+  type Backend,
+  dropPostgresTables,
+  migratePostgresTables,
+  openBackend,
+  type StoreKind,
+  tempSqliteFile,
+} from '../support/backend.js';
+import { type CrashOutcome, crashTrial } from '../support/crash-trial.js';
+import { FAULT_POINTS } from '../support/instrument.js';
+import { type ServerProcess, startServer } from '../support/process.js';
+import { mulberry32 } from '../support/storm.js';
+import { record, soakSeed } from './figures.js';
+
+const pg = await postgresAvailability();
+const KINDS: StoreKind[] = pg.realPostgres ? ['sqlite', 'postgres'] : ['sqlite'];
+const TRIALS = 120;
+const PARALLEL = 4;
+const LEASE_MS = 2500;
+const DEADLINE_MS = 240_000;
+
+describe('soak: crash trials at random fault points', () => {
+  const sites = new Map<
+    StoreKind,
+    { location: string; table: string; backend: Backend; healthy: ServerProcess }
+  >();
+  beforeAll(async () => {
+    for (const kind of KINDS) {
+      const location = kind === 'sqlite' ? tempSqliteFile() : TEST_DATABASE_URL;
+      const table = uniqueTableName('soak_crash');
+      if (kind === 'postgres') await migratePostgresTables(location, table);
+      const backend = await openBackend({ kind, location, table });
+      const healthy = await startServer({ STORE: kind, LOCATION: location, TABLE: table });
+      sites.set(kind, { location, table, backend, healthy });
+    }
+  });
+  afterAll(async () => {
+    for (const [kind, site] of sites) {
+      await site.healthy.stop();
+      await site.backend.close();
+      if (kind === 'postgres') await dropPostgresTables(site.location, site.table);
+    }
+  });
+
+  it(`S7-S11: ${TRIALS} SIGKILLs at random points: 409 before the lease, one run after, one payment per key, identical replays`, async () => {
+    const random = mulberry32(soakSeed('crash'));
+    const plan = Array.from({ length: TRIALS }, (_, i) => ({
+      kind: KINDS[i % KINDS.length]!,
+      point: FAULT_POINTS[Math.floor(random() * FAULT_POINTS.length)]!,
+    }));
+    const outcomes: (CrashOutcome & { kind: StoreKind })[] = [];
+    const started = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: PARALLEL }, async () => {
+        for (let i = next++; i < plan.length && Date.now() - started < DEADLINE_MS; i = next++) {
+          const { kind, point } = plan[i]!;
+          const site = sites.get(kind)!;
+          const outcome = await crashTrial({
+            server: { STORE: kind, LOCATION: site.location, TABLE: site.table },
+            healthyUrl: site.healthy.url,
+            backend: site.backend,
+            point,
+            leaseMs: LEASE_MS,
+          });
+          outcomes.push({ ...outcome, kind });
+        }
+      }),
+    );
+
+    const count = (filter: (o: (typeof outcomes)[number]) => boolean) =>
+      outcomes.filter(filter).length;
+    const figures: Record<string, number> = {
+      trials: outcomes.length,
+      durationS: Math.round((Date.now() - started) / 1000),
+    };
+    for (const kind of KINDS) {
+      for (const point of FAULT_POINTS) {
+        figures[`${kind}/${point}`] = count((o) => o.kind === kind && o.point === point);
+      }
+    }
+    Object.assign(figures, {
+      early409: count((o) => o.early.status === 409),
+      earlyReplays: count((o) => o.early.status === 200 && o.early.replayed),
+      earlyInconclusive: count((o) => !o.earlyWithinLease),
+      freshAfterLease: count((o) => o.late.status === 200 && !o.late.replayed),
+      doubleExecutions: outcomes.reduce((sum, o) => sum + Math.max(0, o.paymentRows - 1), 0),
+      lostResults: count((o) => o.paymentRows === 0),
+      violations: outcomes.reduce((sum, o) => sum + o.violations.length, 0),
+    });
+    record({ scenario: 'crash trials (SIGKILL at random points)', figures });
+
+    expect(outcomes.flatMap((o) => o.violations)).toEqual([]);
+    expect(outcomes.length).toBeGreaterThanOrEqual(100);
+    expect(figures.doubleExecutions).toBe(0);
+    expect(figures.lostResults).toBe(0);
+  }, 300_000);
+});
