@@ -131,7 +131,13 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
       });
       if (plan === undefined) return;
       if ('error' in plan) {
-        setExecuteFn(() => errorResult(plan.error));
+        const { error } = plan;
+        // The scope stands for authentication: let it refuse first (401 before a key's 400),
+        // as it would have for a request with a valid key. Nothing is stored either way (S13).
+        setExecuteFn(async function refuseBeforeRunning(execArgs: ExecutionArgs) {
+          if (readScope) await readScope(execArgs.contextValue as TContext);
+          return errorResult(error);
+        });
         return;
       }
       setExecuteFn((execArgs: ExecutionArgs) => runGuarded(execArgs, executeFn, plan));

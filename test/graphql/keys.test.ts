@@ -1,3 +1,4 @@
+import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { sqlitePayments } from './sqlite.js';
 import { codeOf, gql, paymentsServer } from './support.js';
@@ -133,6 +134,21 @@ describe('key syntax and presence (SPEC S2, S3, S13)', () => {
     expect(response.status).toBe(400);
     expect(codeOf(response)).toBe('IDEMPOTENCY_KEY_MISSING');
     expect(response.body.errors?.[0]?.message).toMatch(/pay/);
+    expect(harness.calls).toEqual({});
+    expect(records()).toBe(0);
+  });
+
+  it('S3/S13: a scope that refuses the caller (401) wins over a missing key, and stores nothing', async () => {
+    const { yoga, harness, records } = setup({
+      scope: () => {
+        throw new GraphQLError('Sign in first.', {
+          extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } },
+        });
+      },
+    });
+    const response = await gql(yoga, { query: 'mutation { pay(amount: 5) { id } }' });
+    expect(response.status).toBe(401);
+    expect(codeOf(response)).toBe('UNAUTHENTICATED');
     expect(harness.calls).toEqual({});
     expect(records()).toBe(0);
   });
