@@ -1,0 +1,57 @@
+/**
+ * The tRPC app under test, twice, served by tRPC's fetch adapter: `plain` without the
+ * library, `guarded` with `idempotency()` concatenated onto the mutation. superjson on both,
+ * as the package's README wires it.
+ */
+import { initTRPC } from '@trpc/server';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import superjson from 'superjson';
+import { z } from 'zod';
+import { createGuard } from '../../src/index.js';
+import { idempotency } from '../../src/trpc/index.js';
+import type { BenchDb } from '../db/types.js';
+
+interface Context {
+  req: Request;
+  resHeaders: Headers;
+  info: unknown;
+}
+
+const payInput = z.object({ amount: z.number().int() });
+
+export function trpcApps<Tx>(db: BenchDb<Tx>) {
+  const t = initTRPC.context<Context>().create({ transformer: superjson });
+  const guard = createGuard({ store: db.store, serializer: superjson });
+  const guarded = idempotency({ guard, scope: (_ctx: Context) => 'bench' });
+
+  const plainRouter = t.router({
+    ping: t.procedure.query(() => 1),
+    pay: t.procedure.input(payInput).mutation(async ({ input }) => ({
+      id: await db.insert(input.amount),
+      amount: input.amount,
+    })),
+  });
+  const guardedRouter = t.router({
+    ping: t.procedure.query(() => 1),
+    pay: t.procedure
+      .input(payInput)
+      .concat(guarded)
+      .mutation(async ({ ctx, input }) => ({
+        id: await db.insertTx(ctx.idempotency.tx, input.amount),
+        amount: input.amount,
+      })),
+  });
+
+  const serve =
+    (router: typeof plainRouter | typeof guardedRouter) =>
+    (req: Request): Promise<Response> =>
+      fetchRequestHandler({
+        endpoint: '/trpc',
+        req,
+        router,
+        createContext: ({ req, resHeaders, info }) => ({ req, resHeaders, info }),
+      });
+  return { plain: serve(plainRouter), guarded: serve(guardedRouter) };
+}
+
+export const TRPC_PAY_BODY = JSON.stringify(superjson.serialize({ amount: 42 }));

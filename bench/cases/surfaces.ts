@@ -1,0 +1,104 @@
+/**
+ * GraphQL through `yoga.fetch` and tRPC through `fetchRequestHandler`, in process, so that
+ * the numbers are the framework plus the guard plus the database, with no socket between.
+ * Per surface and database: the mutation unguarded, guarded with a fresh key, a replay, and
+ * a query on the server with and without the plugin (pass-through, SPEC S17).
+ */
+
+import { TRPC_PAY_BODY, trpcApps } from '../apps/trpc.js';
+import { PAY_BODY, PING_BODY, yogaApps } from '../apps/yoga.js';
+import type { BenchDb } from '../db/types.js';
+import { freshKey } from '../keys.js';
+import type { TimedCase } from '../measure.js';
+
+type Handler = (request: Request) => Promise<Response> | Response;
+
+export interface Surface {
+  id: 'graphql' | 'trpc';
+  label: string;
+  plain: Handler;
+  guarded: Handler;
+  mutation: (key?: string) => Request;
+  query: () => Request;
+}
+
+export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
+  const { plain, guarded } = yogaApps(db);
+  const post = (body: string, key?: string) =>
+    new Request('http://bench/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json',
+        ...(key === undefined ? {} : { 'idempotency-key': key }),
+      },
+      body,
+    });
+  return {
+    id: 'graphql',
+    label: 'GraphQL (Yoga)',
+    plain: (request) => plain.fetch(request),
+    guarded: (request) => guarded.fetch(request),
+    mutation: (key) => post(PAY_BODY, key),
+    query: () => post(PING_BODY),
+  };
+}
+
+export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
+  const { plain, guarded } = trpcApps(db);
+  return {
+    id: 'trpc',
+    label: 'tRPC (fetch)',
+    plain,
+    guarded,
+    mutation: (key) =>
+      new Request('http://bench/trpc/pay', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(key === undefined ? {} : { 'idempotency-key': key }),
+        },
+        body: TRPC_PAY_BODY,
+      }),
+    query: () => new Request('http://bench/trpc/ping', { method: 'GET' }),
+  };
+}
+
+/** The five cases of one surface on one database; ids are `<surface>.<case>`. */
+export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
+  const replayKey = freshKey(`${surface.id}-replay`);
+  // The record every replay reads, created once and checked to be a fresh run.
+  await expectAnswer(surface.guarded, surface.mutation(replayKey), 'false');
+  await expectAnswer(surface.guarded, surface.mutation(replayKey), 'true');
+  await expectAnswer(surface.plain, surface.mutation(), null);
+
+  const call = (handler: Handler, request: () => Request) => async () => {
+    const response = await handler(request());
+    // Reading the body is part of the work: the response is not done until it is sent.
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`${surface.id}: ${response.status} ${text}`);
+  };
+  const id = (name: string) => `${surface.id}.${name}`;
+  return [
+    { id: id('unguarded'), run: call(surface.plain, () => surface.mutation()) },
+    {
+      id: id('fresh'),
+      run: call(surface.guarded, () => surface.mutation(freshKey(surface.id))),
+    },
+    { id: id('replay'), run: call(surface.guarded, () => surface.mutation(replayKey)) },
+    { id: id('query-plain'), run: call(surface.plain, surface.query) },
+    { id: id('query-plugin'), run: call(surface.guarded, surface.query) },
+  ];
+}
+
+/** Fails the run if a case does not do what its name says (a bench of a 400 is no bench). */
+async function expectAnswer(handler: Handler, request: Request, replayed: string | null) {
+  const response = await handler(request);
+  const text = await response.text();
+  const header = response.headers.get('idempotent-replayed');
+  if (response.status !== 200 || (header ?? 'false') !== (replayed ?? 'false')) {
+    throw new Error(
+      `bench sanity check failed: status ${response.status}, Idempotent-Replayed ${header}, body ${text}`,
+    );
+  }
+}

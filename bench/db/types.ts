@@ -1,0 +1,20 @@
+/** What every benchmark needs from a database, so each case is written once for both. */
+import type { IdempotencyStore } from '../../src/index.js';
+
+export interface BenchDb<Tx = unknown> {
+  id: 'sqlite' | 'postgres';
+  /** For tables and the chart. */
+  label: string;
+  store: IdempotencyStore<Tx>;
+  /** The business write, unguarded: one row, autocommit. Resolves to the new row's id. */
+  insert(amount: number): Promise<number>;
+  /** The same write through the guard's transaction handle. */
+  insertTx(tx: Tx, amount: number): Promise<number>;
+  /** The same write in a transaction of its own (BEGIN, INSERT, COMMIT), no guard. */
+  insertInTransaction(amount: number): Promise<number>;
+  /** One database round trip on the raw driver (`SELECT 1`): the unit of S24's goal. */
+  roundTrip(): Promise<unknown>;
+  /** The same `SELECT 1` through Drizzle, to show what the ORM adds per statement. */
+  roundTripDrizzle(): Promise<unknown>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,79 @@
+/**
+ * In-process timing: every case of a group runs in the same rounds, one time-boxed batch per
+ * case per round, so a burst of noise from the shared machine (another test suite, GC, the
+ * database's checkpointer) lands on guarded and unguarded cases alike instead of on
+ * whichever happened to run during it.
+ */
+import { performance } from 'node:perf_hooks';
+
+/** One operation to time; each call is one sample. */
+export interface TimedCase {
+  id: string;
+  run: () => Promise<unknown>;
+}
+
+export interface GroupOptions {
+  /** Rounds of the whole group; each case gets one batch per round. */
+  rounds: number;
+  /** How long one batch of one case runs, in milliseconds. */
+  batchMs: number;
+  /** Untimed calls per case before the first round (JIT, connection pools, prepared plans). */
+  warmup: number;
+}
+
+export interface Stats {
+  /** Microseconds per call. */
+  median: number;
+  p99: number;
+  mean: number;
+  samples: number;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/** Runs the group and returns each case's statistics, keyed by id. */
+export async function measureGroup(
+  cases: readonly TimedCase[],
+  options: GroupOptions,
+): Promise<Map<string, Stats>> {
+  for (const item of cases) {
+    for (let i = 0; i < options.warmup; i++) await item.run();
+  }
+  const samples = new Map<string, number[]>(cases.map((item) => [item.id, []]));
+  for (let round = 0; round < options.rounds; round++) {
+    // Collect garbage between rounds, not during them, where the runtime allows. (Per batch
+    // would be cleaner but costs a full GC each time: a minute of a three-minute run.)
+    gc?.();
+    // Rotate the order each round so no case always runs first (cold caches) or last, and
+    // each case runs after a GC as often as any other.
+    for (let i = 0; i < cases.length; i++) {
+      const item = cases[(i + round) % cases.length]!;
+      await batch(item, options.batchMs, samples.get(item.id)!);
+    }
+  }
+  return new Map([...samples].map(([id, values]) => [id, summarize(values)]));
+}
+
+async function batch(item: TimedCase, batchMs: number, into: number[]): Promise<void> {
+  const end = performance.now() + batchMs;
+  // At least a few calls, so that a slow case still gets samples in every round.
+  for (let calls = 0; calls < 3 || performance.now() < end; calls++) {
+    const start = process.hrtime.bigint();
+    await item.run();
+    into.push(Number(process.hrtime.bigint() - start) / 1000);
+  }
+}
+
+/** Median, p99 (nearest rank) and mean of microsecond samples. */
+export function summarize(values: number[]): Stats {
+  const sorted = Float64Array.from(values).sort();
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+  let sum = 0;
+  for (const value of sorted) sum += value;
+  return {
+    median: at(0.5),
+    p99: at(0.99),
+    mean: sum / Math.max(1, sorted.length),
+    samples: sorted.length,
+  };
+}

@@ -1,0 +1,53 @@
+/** The shape of bench/results/latest.json, shared by the runner, the goals and the reports. */
+
+export interface CaseResult {
+  /** `<db>.<group>.<case>`, e.g. `sqlite.graphql.fresh`. */
+  id: string;
+  db: 'sqlite' | 'postgres';
+  /** Microseconds per call. */
+  median: number;
+  p99: number;
+  samples: number;
+  /** The case this one is compared with, and median ÷ its median. */
+  baseline?: string;
+  ratio?: number;
+}
+
+export interface HttpCaseResult {
+  id: string;
+  processes: number;
+  variant: 'unguarded' | 'distinct' | 'duplicates';
+  requestsPerSecond: number;
+  medianMs: number;
+  p99Ms: number;
+  responses: number;
+  statuses: Record<string, number>;
+  errors: number;
+  /** The unguarded run with the same processes, and its requests/s ÷ ours (cost, > 1 = slower). */
+  baseline?: string;
+  ratio?: number;
+}
+
+export interface GoalCheck {
+  goal: string;
+  /** The case measured, and what it is compared with. */
+  subject: string;
+  against: string;
+  value: number;
+  limit: number;
+  unit: '×' | 'round trips';
+  met: boolean;
+}
+
+export interface BenchReport {
+  generatedAt: string;
+  command: string;
+  quick: boolean;
+  seconds: number;
+  machine: Record<string, string | number>;
+  versions: Record<string, string>;
+  settings: Record<string, number | string>;
+  cases: CaseResult[];
+  http: HttpCaseResult[];
+  goals: GoalCheck[];
+}

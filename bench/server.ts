@@ -1,0 +1,51 @@
+/**
+ * The HTTP bench server: node:http + GraphQL Yoga + the library on the real Postgres through
+ * a node-postgres Pool, in `BENCH_WORKERS` processes sharing one port through node:cluster
+ * (the primary only accepts and hands out connections). Each worker serves the guarded
+ * server at /graphql and the same server without the plugin at /plain, so guarded and
+ * unguarded load runs alternate against the same processes.
+ *
+ * Started by bench/cases/http.ts as `node --import tsx bench/server.ts`; the tables must
+ * exist (the runner creates and drops them). Prints `ready` once every worker listens.
+ */
+import cluster from 'node:cluster';
+import { createServer } from 'node:http';
+import { yogaApps } from './apps/yoga.js';
+import { nodePgDb, postgresBenchDb } from './db/postgres.js';
+
+const port = Number(process.env.BENCH_PORT);
+const workers = Number(process.env.BENCH_WORKERS ?? 1);
+const tables = {
+  records: process.env.BENCH_RECORDS_TABLE ?? '',
+  payments: process.env.BENCH_PAYMENTS_TABLE ?? '',
+};
+/** Connections per worker: a guarded call holds two at its peak (claim, then transaction). */
+const POOL_SIZE = 10;
+
+if (cluster.isPrimary) {
+  let listening = 0;
+  cluster.on('listening', () => {
+    if (++listening === workers) console.log('ready');
+  });
+  cluster.on('exit', (_worker, code, signal) => {
+    if (!stopping) {
+      console.error(`bench server: a worker died (${code ?? signal})`);
+      process.exit(1);
+    }
+  });
+  let stopping = false;
+  process.on('SIGTERM', () => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.kill();
+    process.exit(0);
+  });
+  for (let i = 0; i < workers; i++) cluster.fork();
+} else {
+  const { pool, db } = nodePgDb(POOL_SIZE);
+  const bench = postgresBenchDb(pool, db, tables, () => pool.end());
+  const { plain, guarded } = yogaApps(bench, { plain: '/plain', guarded: '/graphql' });
+  createServer((req, res) => {
+    if (req.url?.startsWith('/plain')) plain(req, res);
+    else guarded(req, res);
+  }).listen(port, '127.0.0.1');
+}

@@ -1,0 +1,62 @@
+/**
+ * docs/benchmark-ratios.svg, written by hand: one bar per goal check, each drawn as its
+ * measured value divided by its limit, so every goal line falls on the same vertical at 1.
+ * The label keeps the real value and limit. Bars past the right edge are cut and marked.
+ */
+import type { GoalCheck } from './results.js';
+
+const WIDTH = 880;
+const LABEL_WIDTH = 360;
+const VALUE_WIDTH = 170;
+const ROW = 22;
+const TOP = 48;
+const MAX_SCALE = 3;
+
+export function ratiosSvg(goals: readonly GoalCheck[], subtitle: string): string {
+  const plotWidth = WIDTH - LABEL_WIDTH - VALUE_WIDTH - 20;
+  const x = (scaled: number) => LABEL_WIDTH + (Math.min(scaled, MAX_SCALE) / MAX_SCALE) * plotWidth;
+  const height = TOP + goals.length * ROW + 40;
+  const rows = goals.map((goal, i) => {
+    const y = TOP + i * ROW;
+    const scaled = Math.max(0, goal.value) / goal.limit;
+    const colour = goal.met ? '#2e7d32' : '#c62828';
+    const cut =
+      scaled > MAX_SCALE
+        ? `<text x="${x(MAX_SCALE) + 4}" y="${y + 14}" fill="${colour}">»</text>`
+        : '';
+    const value =
+      goal.unit === '×'
+        ? `${goal.value.toFixed(2)}× (≤ ${goal.limit}×)`
+        : `+${goal.value.toFixed(1)} RT (≤ +${goal.limit})`;
+    return [
+      `<text x="${LABEL_WIDTH - 8}" y="${y + 14}" text-anchor="end">${escapeXml(`${goal.subject} · ${goal.goal}`)}</text>`,
+      `<rect x="${LABEL_WIDTH}" y="${y + 4}" width="${(x(scaled) - LABEL_WIDTH).toFixed(1)}" height="${ROW - 8}" fill="${colour}" opacity="0.8"/>`,
+      cut,
+      `<text x="${WIDTH - VALUE_WIDTH}" y="${y + 14}">${escapeXml(value)} ${goal.met ? 'met' : 'not met'}</text>`,
+    ].join('');
+  });
+  const goalX = x(1);
+  const bottom = TOP + goals.length * ROW;
+  const ticks = [0, 1, 2, 3]
+    .map(
+      (tick) =>
+        `<text x="${x(tick)}" y="${bottom + 16}" text-anchor="middle" fill="#555">${tick === MAX_SCALE ? `≥${tick}` : tick}</text>`,
+    )
+    .join('');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="12">
+<rect width="100%" height="100%" fill="#fff"/>
+<text x="16" y="22" font-size="15" font-weight="bold">mutation-guard: measured ÷ goal (the line at 1 is each goal; shorter is better)</text>
+<text x="16" y="38" fill="#555">${escapeXml(subtitle)}</text>
+${rows.join('\n')}
+<line x1="${goalX}" y1="${TOP - 4}" x2="${goalX}" y2="${bottom}" stroke="#000" stroke-dasharray="4 3"/>
+<text x="${goalX}" y="${TOP - 8}" text-anchor="middle">goal</text>
+<line x1="${LABEL_WIDTH}" y1="${bottom}" x2="${x(MAX_SCALE)}" y2="${bottom}" stroke="#999"/>
+${ticks}
+<text x="${LABEL_WIDTH + plotWidth / 2}" y="${bottom + 32}" text-anchor="middle" fill="#555">measured ÷ limit</text>
+</svg>
+`;
+}
+
+function escapeXml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
