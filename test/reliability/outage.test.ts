@@ -54,7 +54,7 @@ describe.skipIf(!pg.realPostgres)(`outage through a fault proxy ${pg.skipReason 
       for (let p = 0; p < PAYMENTS_PER_CLIENT && !stop; p++) {
         const request = { key: `outage-${c}-${p}`, amount: 1 + c, account: `acct_${c % 3}` };
         // A careful client: same key on every retry until the answer is final.
-        for (let attempt = 0; !stop; attempt++) {
+        while (!stop) {
           const sentDown = down;
           const answer = await payTrpc(app.url, request);
           log.push({ key: request.key, answer, sentDown, answeredDown: down });

@@ -15,9 +15,9 @@ describe('soak: model-based and interleavings, random seeds', () => {
     record({ scenario: 'model-based (SQLite, driven clock)', figures: { runs: 3000, seed } });
   }, 240_000);
 
-  it('S7/S8/S11: 1,500 scheduler interleavings of concurrent calls on one key', async () => {
+  it('S7/S8/S11: 600 scheduler interleavings of concurrent calls on one key', async () => {
     const seed = soakSeed('interleavings');
-    await fc.assert(interleavingProperty(), { seed, numRuns: 1500 });
-    record({ scenario: 'scheduler interleavings (SQLite)', figures: { runs: 1500, seed } });
+    await fc.assert(interleavingProperty(), { seed, numRuns: 600 });
+    record({ scenario: 'scheduler interleavings (SQLite)', figures: { runs: 600, seed } });
   }, 240_000);
 });
