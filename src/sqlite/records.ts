@@ -1,20 +1,33 @@
 /** Turns a row of the idempotency table into the store interface's `StoredRecord`. */
-import type { StoredRecord } from '../store.js';
-import type { SqliteIdempotencyTable } from './table.js';
+import type { RecordOutcome, RecordState, StoredRecord } from '../store.js';
 
-export type IdempotencyRow = SqliteIdempotencyTable['$inferSelect'];
+/** A row as the prepared `SELECT` returns it: times are integer milliseconds (table.ts). */
+export interface RecordRow {
+  fingerprint: string;
+  operation: string;
+  state: RecordState;
+  outcome: RecordOutcome | null;
+  result: string | null;
+  leaseExpiresAt: number | null;
+  expiresAt: number;
+}
 
-export function toStoredRecord(row: IdempotencyRow, readAt: number): StoredRecord {
+export function toStoredRecord(
+  scope: string,
+  key: string,
+  row: RecordRow,
+  readAt: number,
+): StoredRecord {
   return {
-    scope: row.scope,
-    key: row.key,
+    scope,
+    key,
     fingerprint: row.fingerprint,
     operation: row.operation,
     state: row.state,
     outcome: row.outcome,
     result: row.result,
-    leaseExpiresAt: row.leaseExpiresAt,
-    expiresAt: row.expiresAt,
+    leaseExpiresAt: row.leaseExpiresAt === null ? null : new Date(row.leaseExpiresAt),
+    expiresAt: new Date(row.expiresAt),
     readAt: new Date(readAt),
   };
 }

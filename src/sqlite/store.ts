@@ -6,10 +6,17 @@
  * commits at its first await, so the store runs the transaction itself: BEGIN IMMEDIATE ...
  * COMMIT on the raw connection, with every store operation queued on one lock per connection
  * (lock.ts) so that nothing else's statements slip into an open transaction.
+ *
+ * Its own statements are raw better-sqlite3 statements on `db.$client`, built from the
+ * table's names and prepared once per store: through Drizzle's query builder each call would
+ * rebuild and re-prepare them. Because the lock keeps our connection's other statements out,
+ * a claim that conflicts reads the row and only then runs the one takeover it is eligible
+ * for; that UPDATE still carries all its conditions, so another process sharing the file
+ * cannot slip a change in between.
  */
 import { randomUUID } from 'node:crypto';
-import type { Database } from 'better-sqlite3';
-import { and, eq, inArray, lte, or, sql } from 'drizzle-orm';
+import type { Database, Statement } from 'better-sqlite3';
+import { getTableName } from 'drizzle-orm';
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -22,7 +29,7 @@ import {
 } from '../store.js';
 import { configureConnection, type SqliteDatabase } from './connection.js';
 import { connectionLock } from './lock.js';
-import { toStoredRecord } from './records.js';
+import { type RecordRow, toStoredRecord } from './records.js';
 import { idempotencyRecords, type SqliteIdempotencyTable } from './table.js';
 
 export interface SqliteStoreOptions {
@@ -46,8 +53,25 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
-/** A claim retries when the record it conflicted with vanished before it could be read. */
+/** A claim retries when the record it conflicted with vanished or changed under it. */
 const CLAIM_ATTEMPTS = 3;
+
+/** Every statement the store runs, prepared once per store on its connection. */
+interface Statements {
+  begin: Statement;
+  commit: Statement;
+  /** S7: the claim. Positional: scope, key, fingerprint, operation, token, lease, expires, at. */
+  insert: Statement;
+  select: Statement<[string, string], RecordRow>;
+  /** S11: takes over an in-flight claim whose lease ran out (compare-and-set). */
+  takeOver: Statement;
+  /** S14: claims a complete record past its retention afresh (compare-and-set). */
+  reuse: Statement;
+  holds: Statement<[string, string, string], number>;
+  complete: Statement;
+  release: Statement;
+  purge: Statement;
+}
 
 /**
  * Creates the SQLite store. Guarded work receives `db` itself as its transaction handle:
@@ -67,74 +91,49 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
   const lock = connectionLock(client);
   configureConnection(client, options.busyTimeoutMs ?? 5000);
 
-  const byKey = ({ scope, key }: RecordKey) => and(eq(table.scope, scope), eq(table.key, key));
-  /** The fence: the record is in flight under our token (SPEC S8). */
-  const held = (fence: Fence) =>
-    and(byKey(fence), eq(table.token, fence.token), eq(table.state, 'in_flight'));
+  // Prepared on first use, not here: an app may create the store before it migrates, and a
+  // statement on a missing table fails to prepare. Every use runs under the connection lock.
+  let prepared: Statements | undefined;
+  const statements = (): Statements => {
+    prepared ??= prepareStatements(client, table);
+    return prepared;
+  };
 
-  function readRow(record: RecordKey) {
-    return db.select().from(table).where(byKey(record)).get();
-  }
-
-  /** One attempt at S7's claim; `undefined` when the record vanished between statements. */
+  /**
+   * One attempt at S7's claim; `undefined` when the record vanished or changed between our
+   * statements (possible only through another connection: ours is under the lock).
+   */
   function tryClaim(request: ClaimRequest): ClaimResult | undefined {
-    const at = now();
+    const s = statements();
+    const at = millis(now());
     const token = randomUUID();
-    const claim = {
-      fingerprint: request.fingerprint,
-      operation: request.operation,
-      state: 'in_flight' as const,
-      token,
-      outcome: null,
-      result: null,
-      leaseExpiresAt: new Date(at + request.leaseMs),
-      expiresAt: new Date(at + request.leaseMs + request.retentionMs),
-      createdAt: new Date(at),
-      completedAt: null,
-    };
-    const inserted = db
-      .insert(table)
-      .values({ scope: request.scope, key: request.key, ...claim })
-      .onConflictDoNothing({ target: [table.scope, table.key] })
-      .returning({ token: table.token })
-      .all();
-    if (inserted.length === 1) return { status: 'claimed', token, takenOver: false };
+    const lease = millis(at + request.leaseMs);
+    const expires = millis(at + request.leaseMs + request.retentionMs);
+    const { scope, key, fingerprint, operation } = request;
+    const claim = [fingerprint, operation, token, lease, expires, at] as const;
+    if (s.insert.run(scope, key, ...claim).changes === 1) {
+      return { status: 'claimed', token, takenOver: false };
+    }
 
-    // Each takeover is a compare-and-set carrying its conditions, so it is atomic on its own
-    // even against another process; the lock only spares us reading first.
-    const expired = lte(table.expiresAt, new Date(at));
-    const leaseOver = lte(table.leaseExpiresAt, new Date(at));
-    // S11: an in-flight claim whose lease ran out, same request only (S6). One past its whole
-    // expiry (its process died long ago) counts as absent, as purge would make it.
-    const takeover = db
-      .update(table)
-      .set(claim)
-      .where(
-        and(
-          byKey(request),
-          eq(table.state, 'in_flight'),
-          leaseOver,
-          or(eq(table.fingerprint, request.fingerprint), expired),
-        ),
-      )
-      .run();
-    if (takeover.changes === 1) return { status: 'claimed', token, takenOver: true };
-
-    // S14: a complete record past its retention counts as absent, whatever its fingerprint.
-    const reuse = db
-      .update(table)
-      .set(claim)
-      .where(and(byKey(request), eq(table.state, 'complete'), expired))
-      .run();
-    if (reuse.changes === 1) return { status: 'claimed', token, takenOver: false };
-
-    const row = readRow(request);
-    return row ? { status: 'exists', record: toStoredRecord(row, at) } : undefined;
-  }
-
-  /** Is the claim still ours? Run inside the transaction, whose write lock then keeps it so. */
-  function holds(fence: Fence): boolean {
-    return db.select({ token: table.token }).from(table).where(held(fence)).get() !== undefined;
+    // The lock keeps our own connection's statements out, so reading first is enough to
+    // decide; each takeover still carries its full conditions (a compare-and-set), so it
+    // stays atomic against another process sharing the file.
+    const row = s.select.get(scope, key);
+    if (!row) return undefined;
+    if (row.state === 'in_flight') {
+      // S11: an in-flight claim whose lease ran out, same request only (S6). One past its
+      // whole expiry (its process died long ago) counts as absent, as purge would make it.
+      const leaseOver = row.leaseExpiresAt !== null && row.leaseExpiresAt <= at;
+      if (leaseOver && (row.fingerprint === fingerprint || row.expiresAt <= at)) {
+        const taken = s.takeOver.run(...claim, scope, key, at, fingerprint, at).changes === 1;
+        return taken ? { status: 'claimed', token, takenOver: true } : undefined;
+      }
+    } else if (row.expiresAt <= at) {
+      // S14: a complete record past its retention counts as absent, whatever its fingerprint.
+      const reused = s.reuse.run(...claim, scope, key, at).changes === 1;
+      return reused ? { status: 'claimed', token, takenOver: false } : undefined;
+    }
+    return { status: 'exists', record: toStoredRecord(scope, key, row, at) };
   }
 
   return {
@@ -147,27 +146,33 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
           if (result) return result;
         }
         throw new Error(
-          `sqliteStore: the record kept vanishing during ${CLAIM_ATTEMPTS} claim attempts.`,
+          `sqliteStore: the record kept changing during ${CLAIM_ATTEMPTS} claim attempts.`,
         );
       });
     },
 
-    read(record) {
+    read(record: RecordKey) {
       return lock.run(() => {
-        const row = readRow(record);
-        return row ? toStoredRecord(row, now()) : undefined;
+        const row = statements().select.get(record.scope, record.key);
+        return row ? toStoredRecord(record.scope, record.key, row, millis(now())) : undefined;
       });
     },
 
     transaction(fence, work) {
       return lock.transaction(async ({ depth, enter }) => {
+        const s = statements();
         // A guarded call nested in guarded work is part of the outer transaction: a savepoint.
         const savepoint = depth > 1 ? `mutation_guard_${depth}` : undefined;
-        client.exec(savepoint ? `SAVEPOINT ${savepoint}` : 'BEGIN IMMEDIATE');
+        if (savepoint) client.exec(`SAVEPOINT ${savepoint}`);
+        else s.begin.run();
         try {
-          if (!holds(fence)) throw new LeaseLostError();
+          // Is the claim still ours? The transaction's write lock then keeps it so.
+          if (s.holds.get(fence.scope, fence.key, fence.token) === undefined) {
+            throw new LeaseLostError();
+          }
           const value = await enter(() => work(db));
-          client.exec(savepoint ? `RELEASE ${savepoint}` : 'COMMIT');
+          if (savepoint) client.exec(`RELEASE ${savepoint}`);
+          else s.commit.run();
           return value;
         } catch (error) {
           undo(client, savepoint);
@@ -176,23 +181,20 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
       });
     },
 
-    complete(fence, completion: CompletionRecord, tx) {
+    complete(fence: Fence, completion: CompletionRecord, tx) {
       // With `tx` we are (or should be) inside `transaction`, which holds the lock already.
       return lock.run(
         () => {
-          const at = now();
-          const { changes } = db
-            .update(table)
-            .set({
-              state: 'complete',
-              outcome: completion.outcome,
-              result: completion.result,
-              completedAt: new Date(at),
-              expiresAt: new Date(at + completion.retentionMs),
-              leaseExpiresAt: null,
-            })
-            .where(held(fence))
-            .run();
+          const at = millis(now());
+          const { changes } = statements().complete.run(
+            completion.outcome,
+            completion.result,
+            at,
+            millis(at + completion.retentionMs),
+            fence.scope,
+            fence.key,
+            fence.token,
+          );
           return changes === 1;
         },
         { joinOpenTransaction: tx !== undefined },
@@ -200,31 +202,90 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
     },
 
     release(fence) {
-      return lock.run(() => db.delete(table).where(held(fence)).run().changes === 1);
+      return lock.run(
+        () => statements().release.run(fence.scope, fence.key, fence.token).changes === 1,
+      );
     },
 
     async purge({ batchSize, maxBatches }: PurgeOptions) {
       if (!Number.isInteger(batchSize) || batchSize < 1) {
         throw new TypeError(`purge: \`batchSize\` must be a positive integer, got ${batchSize}.`);
       }
-      const cutoff = new Date(now());
+      const cutoff = millis(now());
       let total = 0;
       // One lock turn per batch, so guarded mutations interleave with a long purge.
       for (let batch = 0; batch < maxBatches; batch++) {
-        const deleted = await lock.run(() => {
-          const expired = db
-            .select({ rowid: sql<number>`rowid` })
-            .from(table)
-            .where(lte(table.expiresAt, cutoff))
-            .limit(batchSize);
-          return db.delete(table).where(inArray(sql`rowid`, expired)).run().changes;
-        });
+        const deleted = await lock.run(() => statements().purge.run(cutoff, batchSize).changes);
         total += deleted;
         if (deleted < batchSize) break;
       }
       return total;
     },
   };
+}
+
+/**
+ * Builds and prepares every statement once, from the table's own name and column names (so a
+ * table from `sqliteIdempotencyTable(name)` works under any name). Raw better-sqlite3
+ * statements: Drizzle's query builder would rebuild and re-prepare each one on every call.
+ */
+function prepareStatements(client: Database, table: SqliteIdempotencyTable): Statements {
+  const t = quote(getTableName(table));
+  const c = {
+    scope: quote(table.scope.name),
+    key: quote(table.key.name),
+    fingerprint: quote(table.fingerprint.name),
+    operation: quote(table.operation.name),
+    state: quote(table.state.name),
+    token: quote(table.token.name),
+    outcome: quote(table.outcome.name),
+    result: quote(table.result.name),
+    leaseExpiresAt: quote(table.leaseExpiresAt.name),
+    expiresAt: quote(table.expiresAt.name),
+    createdAt: quote(table.createdAt.name),
+    completedAt: quote(table.completedAt.name),
+  };
+  const byKey = `${c.scope} = ? AND ${c.key} = ?`;
+  /** The fence: the record is in flight under our token (SPEC S8). */
+  const held = `${byKey} AND ${c.token} = ? AND ${c.state} = 'in_flight'`;
+  /** A fresh claim over an existing row: fingerprint, operation, token, lease, expires, at. */
+  const setClaim = `${c.fingerprint} = ?, ${c.operation} = ?, ${c.state} = 'in_flight', ${c.token} = ?, ${c.outcome} = NULL, ${c.result} = NULL, ${c.leaseExpiresAt} = ?, ${c.expiresAt} = ?, ${c.createdAt} = ?, ${c.completedAt} = NULL`;
+  return {
+    begin: client.prepare('BEGIN IMMEDIATE'),
+    commit: client.prepare('COMMIT'),
+    insert: client.prepare(
+      `INSERT INTO ${t} (${c.scope}, ${c.key}, ${c.fingerprint}, ${c.operation}, ${c.state}, ${c.token}, ${c.leaseExpiresAt}, ${c.expiresAt}, ${c.createdAt}) VALUES (?, ?, ?, ?, 'in_flight', ?, ?, ?, ?) ON CONFLICT (${c.scope}, ${c.key}) DO NOTHING`,
+    ),
+    select: client.prepare<[string, string], RecordRow>(
+      `SELECT ${c.fingerprint} AS fingerprint, ${c.operation} AS operation, ${c.state} AS state, ${c.outcome} AS outcome, ${c.result} AS result, ${c.leaseExpiresAt} AS leaseExpiresAt, ${c.expiresAt} AS expiresAt FROM ${t} WHERE ${byKey}`,
+    ),
+    takeOver: client.prepare(
+      `UPDATE ${t} SET ${setClaim} WHERE ${byKey} AND ${c.state} = 'in_flight' AND ${c.leaseExpiresAt} <= ? AND (${c.fingerprint} = ? OR ${c.expiresAt} <= ?)`,
+    ),
+    reuse: client.prepare(
+      `UPDATE ${t} SET ${setClaim} WHERE ${byKey} AND ${c.state} = 'complete' AND ${c.expiresAt} <= ?`,
+    ),
+    holds: client
+      .prepare<[string, string, string], number>(`SELECT 1 FROM ${t} WHERE ${held}`)
+      .pluck(),
+    complete: client.prepare(
+      `UPDATE ${t} SET ${c.state} = 'complete', ${c.outcome} = ?, ${c.result} = ?, ${c.completedAt} = ?, ${c.expiresAt} = ?, ${c.leaseExpiresAt} = NULL WHERE ${held}`,
+    ),
+    release: client.prepare(`DELETE FROM ${t} WHERE ${held}`),
+    purge: client.prepare(
+      `DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE ${c.expiresAt} <= ? LIMIT ?)`,
+    ),
+  };
+}
+
+/** A time as the table stores it: whole milliseconds, as Drizzle's `timestamp_ms` would. */
+function millis(ms: number): number {
+  return Math.trunc(ms);
+}
+
+/** An SQL identifier, quoted. */
+function quote(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /**

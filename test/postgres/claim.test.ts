@@ -1,0 +1,357 @@
+/**
+ * The Postgres claim's paths, statement by statement (SPEC S7, S11, S14, S24): a fresh claim
+ * and a replay are one statement each; a second statement (the takeover) runs only for a
+ * record the first one found eligible; a conflicting row invisible to the first statement's
+ * snapshot makes it look again; and the claim's own commit is asynchronous yet visible to
+ * other connections at once. Statements are counted through Drizzle's logger.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import pg from 'pg';
+import postgres from 'postgres';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/postgres/db.js';
+import {
+  type AnyPgDatabase,
+  migratePostgres,
+  type PgTransactionOf,
+  postgresStore,
+} from '../../src/postgres/index.js';
+import type { ClaimRequest, IdempotencyStore } from '../../src/store.js';
+import {
+  createNodePgDb,
+  postgresAvailability,
+  TEST_DATABASE_URL,
+  uniqueTableName,
+} from '../support/postgres.js';
+
+const pg_ = await postgresAvailability();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type AnyStore = IdempotencyStore<PgTransactionOf<AnyPgDatabase>>;
+interface Logged {
+  query: string;
+  params: unknown[];
+}
+interface Opened {
+  db: AnyPgDatabase;
+  log: Logged[];
+  close(): Promise<void>;
+}
+
+const drivers: { name: string; open: () => Opened; multiConnection: boolean }[] = [
+  {
+    name: 'node-postgres',
+    multiConnection: true,
+    open: () => {
+      const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
+      pool.on('error', () => {});
+      const log: Logged[] = [];
+      const db = drizzleNodePg({ client: pool, logger: { logQuery: logTo(log) } });
+      return { db, log, close: () => pool.end() };
+    },
+  },
+  {
+    name: 'postgres.js',
+    multiConnection: true,
+    open: () => {
+      const client = postgres(TEST_DATABASE_URL, { max: 4, onnotice: () => {} });
+      const log: Logged[] = [];
+      const db = drizzlePostgresJs({ client, logger: { logQuery: logTo(log) } });
+      return { db, log, close: () => client.end({ timeout: 5 }) };
+    },
+  },
+  {
+    name: 'PGlite',
+    multiConnection: false,
+    open: () => {
+      const client = new PGlite();
+      const log: Logged[] = [];
+      const db = drizzlePglite({ client, logger: { logQuery: logTo(log) } });
+      return { db, log, close: () => client.close() };
+    },
+  },
+];
+
+function logTo(log: Logged[]) {
+  return (query: string, params: unknown[]) => {
+    log.push({ query, params });
+  };
+}
+
+/** The store's statements in `log`, by kind (begin/commit and the tests' own are left out). */
+function kinds(log: Logged[]): string[] {
+  return log.flatMap(({ query }) => {
+    if (query.includes('with ins as')) return ['claim'];
+    if (query.includes('with target as')) return ['takeover'];
+    if (/^\s*select fingerprint/.test(query)) return ['read'];
+    return [];
+  });
+}
+
+async function rows<Row>(db: AnyPgDatabase, query: ReturnType<typeof sql>): Promise<Row[]> {
+  const result = await db.execute(query);
+  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Row[];
+}
+
+for (const driver of drivers) {
+  const needsServer = driver.multiConnection && !pg_.realPostgres;
+  describe.skipIf(needsServer)(
+    `postgres claim paths on ${driver.name}${needsServer ? ` (${pg_.skipReason})` : ''}`,
+    () => {
+      let opened: Opened;
+      let store: AnyStore;
+      const table = uniqueTableName(`mg_claim_${driver.name.replace(/\W/g, '')}`);
+      let n = 0;
+      const request = (overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
+        scope: 'acct_1',
+        key: `key-${++n}`,
+        fingerprint: 'fp-a',
+        operation: 'createPayment',
+        leaseMs: 30_000,
+        retentionMs: 60_000,
+        ...overrides,
+      });
+
+      beforeAll(async () => {
+        opened = driver.open();
+        await migratePostgres(opened.db, { table });
+        store = postgresStore(opened.db, { table });
+      });
+      afterAll(async () => {
+        if (!opened) return;
+        for (const name of [table, `${table}_migrations`]) {
+          await opened.db.execute(sql`drop table if exists ${sql.identifier(name)}`);
+        }
+        await opened.close();
+      });
+      beforeEach(() => {
+        opened.log.length = 0;
+      });
+
+      it('S7: a fresh claim is one statement, and so is a claim that finds the record', async () => {
+        const req = request();
+        expect(await store.claim(req)).toMatchObject({ status: 'claimed', takenOver: false });
+        expect(kinds(opened.log)).toEqual(['claim']);
+        opened.log.length = 0;
+        const again = await store.claim(req);
+        expect(kinds(opened.log)).toEqual(['claim']);
+        if (again.status !== 'exists') throw new Error('expected the record');
+        // The one-statement read returns what `read` returns, on the database clock.
+        const read = await store.read(req);
+        expect({ ...again.record, readAt: undefined }).toEqual({ ...read, readAt: undefined });
+        expect(again.record.readAt.getTime()).toBeLessThanOrEqual(read!.readAt.getTime());
+        const left = again.record.leaseExpiresAt!.getTime() - again.record.readAt.getTime();
+        expect(left).toBeGreaterThan(20_000);
+        expect(left).toBeLessThanOrEqual(30_000);
+      });
+
+      it('S9: a complete record within retention is returned by the one statement', async () => {
+        const req = request();
+        const claim = await store.claim(req);
+        if (claim.status !== 'claimed') throw new Error('expected a claim');
+        const fence = { scope: req.scope, key: req.key, token: claim.token };
+        await store.complete(fence, { result: '"ok"', outcome: 'committed', retentionMs: 60_000 });
+        opened.log.length = 0;
+        expect(await store.claim(req)).toMatchObject({
+          status: 'exists',
+          record: { state: 'complete', outcome: 'committed', result: '"ok"', leaseExpiresAt: null },
+        });
+        expect(kinds(opened.log)).toEqual(['claim']);
+      });
+
+      it('S11: an expired lease of the same request is eligible: the takeover runs, as a second statement', async () => {
+        const req = request({ leaseMs: 100 });
+        const first = await store.claim(req);
+        if (first.status !== 'claimed') throw new Error('expected a claim');
+        await sleep(250);
+        opened.log.length = 0;
+        const second = await store.claim(req);
+        expect(second).toMatchObject({ status: 'claimed', takenOver: true });
+        expect(kinds(opened.log)).toEqual(['claim', 'takeover']);
+        if (second.status === 'claimed') expect(second.token).not.toBe(first.token);
+      });
+
+      it('S6: an expired lease of another request is not eligible: no takeover is tried', async () => {
+        const req = request({ leaseMs: 100 });
+        await store.claim(req);
+        await sleep(250);
+        opened.log.length = 0;
+        const other = await store.claim({ ...req, fingerprint: 'fp-b' });
+        expect(other).toMatchObject({ status: 'exists', record: { fingerprint: 'fp-a' } });
+        expect(kinds(opened.log)).toEqual(['claim']);
+      });
+
+      it('S14: a complete record past its retention is eligible and claimed afresh', async () => {
+        const req = request();
+        const claim = await store.claim(req);
+        if (claim.status !== 'claimed') throw new Error('expected a claim');
+        const fence = { scope: req.scope, key: req.key, token: claim.token };
+        await store.complete(fence, { result: '1', outcome: 'committed', retentionMs: 1 });
+        await sleep(30);
+        opened.log.length = 0;
+        expect(await store.claim({ ...req, fingerprint: 'fp-new' })).toMatchObject({
+          status: 'claimed',
+          takenOver: false,
+        });
+        expect(kinds(opened.log)).toEqual(['claim', 'takeover']);
+        expect(await store.read(req)).toMatchObject({ state: 'in_flight', fingerprint: 'fp-new' });
+      });
+
+      it('S24: the claim commits asynchronously: its statement really turns synchronous_commit off for its own transaction', async () => {
+        const req = request();
+        await store.claim(req);
+        const claim = opened.log.find(({ query }) => query.includes('with ins as'))!;
+        const setting = async (handle: AnyPgDatabase) =>
+          (await rows<{ synchronous_commit: string }>(handle, sql`show synchronous_commit`))[0]!
+            .synchronous_commit;
+        const before = await setting(opened.db);
+        expect(before).not.toBe('off');
+        // The same statement and values (a key of its own) inside a transaction we roll back.
+        const params = claim.params.map((value) => (value === req.key ? `${req.key}-x` : value));
+        let inside: string | undefined;
+        const rolledBack = new Error('roll back');
+        await expect(
+          opened.db.transaction(async (tx) => {
+            const result = await tx._.session
+              .prepareQuery({ sql: claim.query, params }, undefined, undefined, false)
+              .execute();
+            expect(rowsOf<{ claimed_token: string }>(result)[0]?.claimed_token).toBeTruthy();
+            inside = await setting(tx);
+            throw rolledBack;
+          }),
+        ).rejects.toBe(rolledBack);
+        expect(inside).toBe('off');
+        // Transaction-local: the connection is back to its own setting afterwards.
+        expect(await setting(opened.db)).toBe(before);
+      });
+
+      it('S24: a store on an open transaction leaves that transaction synchronous', async () => {
+        const req = request();
+        const outcome = await opened.db
+          .transaction(async (tx) => {
+            const inner = postgresStore(tx as AnyPgDatabase, { table });
+            const claim = await inner.claim(req);
+            const [row] = await rows<{ synchronous_commit: string }>(
+              tx as AnyPgDatabase,
+              sql`show synchronous_commit`,
+            );
+            return { claim: claim.status, setting: row!.synchronous_commit };
+          })
+          .catch((error: unknown) => error);
+        expect(outcome).toEqual({ claim: 'claimed', setting: expect.not.stringMatching(/^off$/) });
+      });
+
+      it.skipIf(!driver.multiConnection)(
+        'S7/S24: an asynchronously committed claim is visible to another pool at once',
+        async () => {
+          const other = createNodePgDb({ max: 2 });
+          try {
+            const otherStore = postgresStore(other.db, { table });
+            for (let i = 0; i < 5; i++) {
+              const req = request();
+              expect((await store.claim(req)).status).toBe('claimed');
+              const seen = await otherStore.claim(req);
+              expect(seen).toMatchObject({ status: 'exists', record: { state: 'in_flight' } });
+              expect((await otherStore.read(req))?.state).toBe('in_flight');
+            }
+          } finally {
+            await other.close();
+          }
+        },
+      );
+
+      it.skipIf(!driver.multiConnection)(
+        'S7: a conflicting row committed after the claim statement began (invisible to its snapshot) makes it look again',
+        async () => {
+          const req = request();
+          const other = createNodePgDb({ max: 2 });
+          let commit!: () => void;
+          const gate = new Promise<void>((resolve) => {
+            commit = resolve;
+          });
+          let inserted!: () => void;
+          const insertedRow = new Promise<void>((resolve) => {
+            inserted = resolve;
+          });
+          try {
+            // Another process's claim, inserted but not yet committed.
+            const concurrent = other.db.transaction(async (tx) => {
+              await tx.execute(sql`
+                insert into ${sql.identifier(table)}
+                  (scope, key, fingerprint, operation, state, token, lease_expires_at, expires_at)
+                values (${req.scope}, ${req.key}, 'fp-other', 'createPayment', 'in_flight',
+                  'other-token', now() + interval '30 seconds', now() + interval '1 hour')`);
+              inserted();
+              await gate;
+            });
+            await insertedRow;
+            const claiming = store.claim(req);
+            // Commit only once our claim statement is waiting on that row: its snapshot,
+            // taken when it began, cannot see the row once committed.
+            const deadline = Date.now() + 10_000;
+            for (;;) {
+              const [waiting] = await rows<{ n: number }>(
+                other.db,
+                sql`select count(*)::int as n from pg_stat_activity
+                    where wait_event_type = 'Lock' and query like '%with ins as%'
+                      and query like ${`%${table}%`}`,
+              );
+              if (Number(waiting!.n) > 0) break;
+              if (Date.now() > deadline) throw new Error('the claim never waited on the row');
+              await sleep(10);
+            }
+            commit();
+            await concurrent;
+            const claim = await claiming;
+            expect(claim).toMatchObject({
+              status: 'exists',
+              record: { fingerprint: 'fp-other', state: 'in_flight' },
+            });
+            expect(kinds(opened.log)).toEqual(['claim', 'claim']);
+          } finally {
+            commit();
+            await other.close();
+          }
+        },
+      );
+
+      it.skipIf(!driver.multiConnection)(
+        'S10/S11: an eligible record whose original transaction still holds its lock is not taken over; the claim reads it instead',
+        async () => {
+          const req = request({ leaseMs: 100 });
+          const claim = await store.claim(req);
+          if (claim.status !== 'claimed') throw new Error('expected a claim');
+          const fence = { scope: req.scope, key: req.key, token: claim.token };
+          let finish!: () => void;
+          const gate = new Promise<void>((resolve) => {
+            finish = resolve;
+          });
+          let started!: () => void;
+          const inside = new Promise<void>((resolve) => {
+            started = resolve;
+          });
+          const original = store.transaction(fence, async () => {
+            started();
+            await gate;
+            return 'done';
+          });
+          try {
+            await inside;
+            await sleep(250);
+            opened.log.length = 0;
+            const retry = await store.claim(req);
+            expect(retry).toMatchObject({ status: 'exists', record: { state: 'in_flight' } });
+            expect(kinds(opened.log)).toEqual(['claim', 'takeover', 'read']);
+          } finally {
+            finish();
+            await original.catch(() => {});
+          }
+        },
+      );
+    },
+  );
+}
