@@ -27,6 +27,72 @@ export function operationFingerprint(
   selections: readonly GuardedSelection[],
   variables: Record<string, unknown>,
 ): string {
+  const { printed, keyVariables, inputVariables } = strippedOperation(
+    document,
+    operationName,
+    selections,
+  );
+  const input: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(variables)) {
+    if (keyVariables.has(name)) continue;
+    input[name] =
+      inputVariables.has(name) && value !== null && typeof value === 'object'
+        ? withoutKey(value as Record<string, unknown>)
+        : value;
+  }
+  return fingerprint({ surface: 'graphql', operation: printed, input });
+}
+
+/** The operation's text without the key, and which variables carry (or contain) the key. */
+interface StrippedOperation {
+  printed: string;
+  keyVariables: ReadonlySet<string>;
+  inputVariables: ReadonlySet<string>;
+}
+
+interface CachedStrip extends StrippedOperation {
+  operationName: string | undefined;
+  selections: readonly GuardedSelection[];
+}
+
+/**
+ * Servers cache parsed documents, so a mutation sent again arrives as the same
+ * `DocumentNode`: strip and print it once per document and guarded selection, not on every
+ * request (printing is most of the fingerprint's cost).
+ */
+const stripCache = new WeakMap<DocumentNode, CachedStrip[]>();
+
+function strippedOperation(
+  document: DocumentNode,
+  operationName: string | undefined,
+  selections: readonly GuardedSelection[],
+): StrippedOperation {
+  const cached = stripCache.get(document) ?? [];
+  const hit = cached.find(
+    (entry) =>
+      entry.operationName === operationName &&
+      entry.selections.length === selections.length &&
+      entry.selections.every(
+        (s, i) => s.node === selections[i]!.node && s.field === selections[i]!.field,
+      ),
+  );
+  if (hit) return hit;
+  const stripped = stripKey(document, selections);
+  const entry = {
+    operationName,
+    selections,
+    ...stripped,
+    printed: `${operationName ?? ''}\n${stripped.printed}`,
+  };
+  // @skip/@include on variables can select other fields: keep a few variants per document.
+  stripCache.set(document, [entry, ...cached.slice(0, 7)]);
+  return entry;
+}
+
+function stripKey(
+  document: DocumentNode,
+  selections: readonly GuardedSelection[],
+): StrippedOperation {
   const guarded = new Map<FieldNode, GuardedSelection>(selections.map((s) => [s.node, s]));
   const keyVariables = new Set<string>();
   const inputVariables = new Set<string>();
@@ -64,20 +130,7 @@ export function operationFingerprint(
       return { ...node, arguments: args, directives };
     },
   });
-
-  const input: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(variables)) {
-    if (keyVariables.has(name)) continue;
-    input[name] =
-      inputVariables.has(name) && value !== null && typeof value === 'object'
-        ? withoutKey(value as Record<string, unknown>)
-        : value;
-  }
-  return fingerprint({
-    surface: 'graphql',
-    operation: `${operationName ?? ''}\n${print(stripped)}`,
-    input,
-  });
+  return { printed: print(stripped), keyVariables, inputVariables };
 }
 
 function withoutKey(value: Record<string, unknown>): Record<string, unknown> {
