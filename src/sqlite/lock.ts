@@ -31,9 +31,16 @@ export interface TransactionLevel {
   enter<R>(fn: () => R): R;
 }
 
+/**
+ * One AsyncLocalStorage for every lock in the process, holding each lock's current frame.
+ * Not one per lock: on Node 20 an AsyncLocalStorage that has ever run stays registered with
+ * async_hooks for the life of the process, so one per connection would make every promise
+ * anywhere slower with each connection ever opened (test/reliability/connections.test.ts).
+ */
+const frames = new AsyncLocalStorage<ReadonlyMap<ConnectionLock, Frame>>();
+
 export class ConnectionLock {
   readonly #root: Frame = { mutex: new Mutex(), parent: undefined, depth: 0, open: true };
-  readonly #context = new AsyncLocalStorage<Frame>();
   /** The open outermost transaction, if any. */
   #outermost: Frame | undefined;
 
@@ -62,7 +69,7 @@ export class ConnectionLock {
       try {
         return await body({
           depth: frame.depth,
-          enter: (fn) => this.#context.run(frame, fn),
+          enter: (fn) => frames.run(new Map(frames.getStore()).set(this, frame), fn),
         });
       } finally {
         frame.open = false;
@@ -72,7 +79,7 @@ export class ConnectionLock {
   }
 
   #current(): Frame {
-    let frame = this.#context.getStore() ?? this.#root;
+    let frame = frames.getStore()?.get(this) ?? this.#root;
     while (!frame.open && frame.parent) frame = frame.parent;
     return frame;
   }
