@@ -28,8 +28,12 @@ export function ratiosSvg(goals: readonly GoalCheck[], subtitle: string): string
       goal.unit === '×'
         ? `${goal.value.toFixed(2)}× (≤ ${goal.limit}×)`
         : `+${goal.value.toFixed(1)} RT (≤ +${goal.limit})`;
+    // Peer goals share subject and goal text; the peer they are measured against tells them apart.
+    const label = goal.goal.startsWith('ahead of the peer')
+      ? `${goal.subject} vs ${goal.against.split('.').slice(1, 2).join('')}`
+      : `${goal.subject} · ${goal.goal}`;
     return [
-      `<text x="${LABEL_WIDTH - 8}" y="${y + 14}" text-anchor="end">${escapeXml(`${goal.subject} · ${goal.goal}`)}</text>`,
+      `<text x="${LABEL_WIDTH - 8}" y="${y + 14}" text-anchor="end">${escapeXml(label)}</text>`,
       `<rect x="${LABEL_WIDTH}" y="${y + 4}" width="${(x(scaled) - LABEL_WIDTH).toFixed(1)}" height="${ROW - 8}" fill="${colour}" opacity="0.8"/>`,
       cut,
       `<text x="${WIDTH - VALUE_WIDTH}" y="${y + 14}">${escapeXml(value)} ${goal.met ? 'met' : 'not met'}</text>`,
