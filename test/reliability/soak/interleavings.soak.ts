@@ -1,17 +1,14 @@
 /**
  * Interleavings soak (issue 6): the scheduler property of the quick set, random seed.
- *
- * Run count: every run opens a SQLite store, and each store leaves an AsyncLocalStorage
- * registered for the life of the process (the bug shown by connections.test.ts), which
- * makes every later await slower. Until src/sqlite/lock.ts is fixed, a few hundred runs per
- * process is what fits in the soak's time; raise this once it is.
+ * Its own file (a fresh process): it was here that one AsyncLocalStorage per SQLite
+ * connection showed up, slowing every run after the last (connections.test.ts, now fixed).
  */
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { interleavingProperty } from '../support/interleavings.js';
 import { record, soakSeed } from './figures.js';
 
-const RUNS = 400;
+const RUNS = 1500;
 
 describe('soak: scheduler interleavings, random seed', () => {
   it(`S7/S8/S11: ${RUNS} scheduler interleavings of concurrent calls on one key`, async () => {

@@ -9,9 +9,9 @@ import { modelProperty } from '../support/model.js';
 import { record, soakSeed } from './figures.js';
 
 describe('soak: model-based, random seed', () => {
-  it('S6-S14: 1,500 command sequences against the reference model', async () => {
+  it('S6-S14: 3,000 command sequences against the reference model', async () => {
     const seed = soakSeed('model');
-    await fc.assert(modelProperty(), { seed, numRuns: 1500 });
-    record({ scenario: 'model-based (SQLite, driven clock)', figures: { runs: 1500, seed } });
+    await fc.assert(modelProperty(), { seed, numRuns: 3000 });
+    record({ scenario: 'model-based (SQLite, driven clock)', figures: { runs: 3000, seed } });
   }, 240_000);
 });
