@@ -47,7 +47,8 @@ export function ratiosSvg(goals: readonly GoalCheck[], subtitle: string): string
         `<text x="${x(tick)}" y="${bottom + 16}" text-anchor="middle" fill="#555">${tick === MAX_SCALE ? `≥${tick}` : tick}</text>`,
     )
     .join('');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="12">
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="12" role="img">
+<title>mutation-guard benchmark goals: measured ÷ goal, ${escapeXml(subtitle)}</title>
 <rect width="100%" height="100%" fill="#fff"/>
 <text x="16" y="22" font-size="15" font-weight="bold">mutation-guard: measured ÷ goal (the line at 1 is each goal; shorter is better)</text>
 <text x="16" y="38" fill="#555">${escapeXml(subtitle)}</text>
