@@ -246,7 +246,7 @@ for (const driver of drivers) {
       });
 
       it.skipIf(!driver.multiConnection)(
-        'S7/S24: an asynchronously committed claim is visible to another pool at once',
+        `S7/S24: an asynchronously committed claim is visible to another pool at once${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
         async () => {
           const other = createNodePgDb({ max: 2 });
           try {
@@ -265,7 +265,7 @@ for (const driver of drivers) {
       );
 
       it.skipIf(!driver.multiConnection)(
-        'S7: a conflicting row committed after the claim statement began (invisible to its snapshot) makes it look again',
+        `S7: a conflicting row committed after the claim statement began (invisible to its snapshot) makes it look again${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
         async () => {
           const req = request();
           const other = createNodePgDb({ max: 2 });
@@ -320,7 +320,7 @@ for (const driver of drivers) {
       );
 
       it.skipIf(!driver.multiConnection)(
-        'S10/S11: an eligible record whose original transaction still holds its lock is not taken over; the claim reads it instead',
+        `S10/S11: an eligible record whose original transaction still holds its lock is not taken over; the claim reads it instead${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
         async () => {
           const req = request({ leaseMs: 100 });
           const claim = await store.claim(req);

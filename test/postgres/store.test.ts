@@ -315,7 +315,7 @@ for (const driver of drivers) {
       });
 
       it.skipIf(!driver.multiConnection)(
-        'S10/S11: no takeover while the original transaction is open, even after its lease expired; the claim answers at once',
+        `S10/S11: no takeover while the original transaction is open, even after its lease expired; the claim answers at once${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
         async () => {
           const req = request({ leaseMs: 200 });
           const claim = await store.claim(req);
