@@ -1,7 +1,8 @@
 /**
  * Crashes (issue 6; SPEC S7, S8, S10, S11): a server process SIGKILLed after the claim,
- * inside the business transaction, and after the commit, on a SQLite file and on Postgres.
- * The quick set: every point once per store. `npm run soak` runs 100+ random ones.
+ * inside the business transaction, and after the commit, on a SQLite file and on Postgres,
+ * over tRPC and over GraphQL. The quick set: every point once per store and surface.
+ * `npm run soak` runs 100+ random ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailability, TEST_DATABASE_URL, uniqueTableName } from '../support/postgres.js';
@@ -13,7 +14,7 @@ import {
   type StoreKind,
   tempSqliteFile,
 } from './support/backend.js';
-import { crashTrial } from './support/crash-trial.js';
+import { crashTrial, SURFACES } from './support/crash-trial.js';
 import { FAULT_POINTS } from './support/instrument.js';
 import { type ServerProcess, startServer } from './support/process.js';
 
@@ -22,8 +23,8 @@ const LEASE_MS = 3000;
 
 const KINDS: StoreKind[] = pg.realPostgres ? ['sqlite', 'postgres'] : ['sqlite'];
 
-// One suite for both stores so that all six trials run at once: each spends most of its
-// time waiting for a lease to run out.
+// One suite for both stores and surfaces so that all twelve trials run at once: each spends
+// most of its time waiting for a lease to run out.
 describe(`crashes: SIGKILL at each fault point, on ${KINDS.join(' and ')} ${pg.skipReason ?? ''}`, () => {
   const sites = new Map<
     StoreKind,
@@ -36,7 +37,12 @@ describe(`crashes: SIGKILL at each fault point, on ${KINDS.join(' and ')} ${pg.s
         const table = uniqueTableName('rel_crash');
         if (kind === 'postgres') await migratePostgresTables(location, table);
         const backend = await openBackend({ kind, location, table });
-        const healthy = await startServer({ STORE: kind, LOCATION: location, TABLE: table });
+        const healthy = await startServer({
+          STORE: kind,
+          LOCATION: location,
+          TABLE: table,
+          GRAPHQL: 1,
+        });
         sites.set(kind, { location, table, backend, healthy });
       }),
     );
@@ -50,21 +56,24 @@ describe(`crashes: SIGKILL at each fault point, on ${KINDS.join(' and ')} ${pg.s
   });
 
   for (const kind of KINDS) {
-    for (const point of FAULT_POINTS) {
-      it.concurrent(`S8/S10/S11 ${kind}: SIGKILL ${point}: early retry ${point === 'after-commit' ? 'replays' : 'gets 409'}, after the lease exactly one payment, identical replays`, async () => {
-        const site = sites.get(kind)!;
-        const outcome = await crashTrial({
-          server: { STORE: kind, LOCATION: site.location, TABLE: site.table },
-          healthyUrl: site.healthy.url,
-          backend: site.backend,
-          point,
-          leaseMs: LEASE_MS,
-        });
-        expect(outcome.violations).toEqual([]);
-        // Without this the 409 check above proved nothing: the machine was too slow.
-        expect(outcome.earlyWithinLease).toBe(true);
-        expect(outcome.paymentRows).toBe(1);
-      }, 40_000);
+    for (const surface of SURFACES) {
+      for (const point of FAULT_POINTS) {
+        it.concurrent(`S8/S10/S11 ${kind} ${surface}: SIGKILL ${point}: early retry ${point === 'after-commit' ? 'replays' : 'gets 409'}, after the lease exactly one payment, identical replays`, async () => {
+          const site = sites.get(kind)!;
+          const outcome = await crashTrial({
+            surface,
+            server: { STORE: kind, LOCATION: site.location, TABLE: site.table },
+            healthyUrl: site.healthy.url,
+            backend: site.backend,
+            point,
+            leaseMs: LEASE_MS,
+          });
+          expect(outcome.violations).toEqual([]);
+          // Without this the 409 check above proved nothing: the machine was too slow.
+          expect(outcome.earlyWithinLease).toBe(true);
+          expect(outcome.paymentRows).toBe(1);
+        }, 40_000);
+      }
     }
   }
 });

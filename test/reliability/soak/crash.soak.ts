@@ -1,7 +1,8 @@
 /**
  * Crash soak (issue 6): 120 crash trials, each a fresh process SIGKILLed at a random fault
- * point, alternating SQLite file and Postgres, four trials at a time. Bounded: no new trial
- * starts after 4 minutes, and at least 100 must have run.
+ * point, alternating SQLite file and Postgres, over tRPC or GraphQL picked at random, four
+ * trials at a time. Bounded: no new trial starts after 4 minutes, and at least 100 must
+ * have run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,7 +18,7 @@ import {
   type StoreKind,
   tempSqliteFile,
 } from '../support/backend.js';
-import { type CrashOutcome, crashTrial } from '../support/crash-trial.js';
+import { type CrashOutcome, crashTrial, SURFACES } from '../support/crash-trial.js';
 import { FAULT_POINTS } from '../support/instrument.js';
 import { type ServerProcess, startServer } from '../support/process.js';
 import { mulberry32 } from '../support/storm.js';
@@ -41,7 +42,12 @@ describe('soak: crash trials at random fault points', () => {
       const table = uniqueTableName('soak_crash');
       if (kind === 'postgres') await migratePostgresTables(location, table);
       const backend = await openBackend({ kind, location, table });
-      const healthy = await startServer({ STORE: kind, LOCATION: location, TABLE: table });
+      const healthy = await startServer({
+        STORE: kind,
+        LOCATION: location,
+        TABLE: table,
+        GRAPHQL: 1,
+      });
       sites.set(kind, { location, table, backend, healthy });
     }
   });
@@ -58,6 +64,7 @@ describe('soak: crash trials at random fault points', () => {
     const plan = Array.from({ length: TRIALS }, (_, i) => ({
       kind: KINDS[i % KINDS.length]!,
       point: FAULT_POINTS[Math.floor(random() * FAULT_POINTS.length)]!,
+      surface: SURFACES[Math.floor(random() * SURFACES.length)]!,
     }));
     const outcomes: (CrashOutcome & { kind: StoreKind })[] = [];
     const started = Date.now();
@@ -65,9 +72,10 @@ describe('soak: crash trials at random fault points', () => {
     await Promise.all(
       Array.from({ length: PARALLEL }, async () => {
         for (let i = next++; i < plan.length && Date.now() - started < DEADLINE_MS; i = next++) {
-          const { kind, point } = plan[i]!;
+          const { kind, point, surface } = plan[i]!;
           const site = sites.get(kind)!;
           const outcome = await crashTrial({
+            surface,
             server: { STORE: kind, LOCATION: site.location, TABLE: site.table },
             healthyUrl: site.healthy.url,
             backend: site.backend,
@@ -90,6 +98,7 @@ describe('soak: crash trials at random fault points', () => {
         figures[`${kind}/${point}`] = count((o) => o.kind === kind && o.point === point);
       }
     }
+    for (const surface of SURFACES) figures[surface] = count((o) => o.surface === surface);
     Object.assign(figures, {
       early409: count((o) => o.early.status === 409),
       earlyReplays: count((o) => o.early.status === 200 && o.early.replayed),

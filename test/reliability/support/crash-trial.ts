@@ -10,14 +10,27 @@
  *
  * The healthy process is started beside the doomed one rather than after it, so that its
  * start-up (about 2 s on this machine) does not eat the lease being tested.
+ *
+ * Either surface: tRPC (key in the input) or GraphQL (key in the `Idempotency-Key` header;
+ * the healthy process must serve /graphql too, GRAPHQL=1).
  */
 import { randomUUID } from 'node:crypto';
+import { hashKey } from '../../../src/index.js';
 import type { Backend } from './backend.js';
-import { type Answer, payTrpc } from './client.js';
+import { type Answer, payGraphql, payTrpc } from './client.js';
 import type { FaultPoint } from './instrument.js';
 import { type ServerEnv, startServer } from './process.js';
 
+export const SURFACES = ['trpc', 'graphql'] as const;
+export type Surface = (typeof SURFACES)[number];
+
+const PAY = { trpc: payTrpc, graphql: payGraphql } as const;
+
+/** The `key` column a run writes: GraphQL resolvers only get the key's hash (S26). */
+const ROW_KEY = { trpc: (key: string) => key, graphql: (key: string) => `gql:${hashKey(key)}` };
+
 export interface CrashTrial {
+  surface: Surface;
   /** Where the doomed process runs: same STORE, LOCATION and TABLE as the healthy one. */
   server: Omit<ServerEnv, 'FAULT_POINT' | 'LEASE_MS'>;
   /** A process on that database without faults. */
@@ -29,6 +42,7 @@ export interface CrashTrial {
 }
 
 export interface CrashOutcome {
+  surface: Surface;
   point: FaultPoint;
   /** The retry sent right after the kill. */
   early: Answer;
@@ -44,12 +58,18 @@ export interface CrashOutcome {
 }
 
 export async function crashTrial(trial: CrashTrial): Promise<CrashOutcome> {
-  const { point, leaseMs, healthyUrl } = trial;
-  const doomed = await startServer({ ...trial.server, FAULT_POINT: point, LEASE_MS: leaseMs });
+  const { surface, point, leaseMs, healthyUrl } = trial;
+  const pay = PAY[surface];
+  const doomed = await startServer({
+    ...trial.server,
+    FAULT_POINT: point,
+    LEASE_MS: leaseMs,
+    ...(surface === 'graphql' ? { GRAPHQL: 1 as const } : {}),
+  });
   const key = `crash-${randomUUID()}`;
   const request = { key, amount: 42, account: 'acct_crash' };
   const sentAt = Date.now();
-  const lost = payTrpc(doomed.url, request);
+  const lost = pay(doomed.url, request);
   try {
     await doomed.waitForLine(`FAULT ${point}`);
   } finally {
@@ -60,16 +80,16 @@ export async function crashTrial(trial: CrashTrial): Promise<CrashOutcome> {
   const faultSeenAt = Date.now();
   const first = await lost;
 
-  const early = await payTrpc(healthyUrl, request);
+  const early = await pay(healthyUrl, request);
   const earlyWithinLease = Date.now() - sentAt < leaseMs;
   await sleep(Math.max(0, faultSeenAt + leaseMs + 100 - Date.now()));
-  const late = await payTrpc(healthyUrl, request);
-  const replays = await Promise.all([1, 2, 3].map(() => payTrpc(healthyUrl, request)));
-  const rows = (await trial.backend.payments()).filter((row) => row.key === key);
+  const late = await pay(healthyUrl, request);
+  const replays = await Promise.all([1, 2, 3].map(() => pay(healthyUrl, request)));
+  const rows = (await trial.backend.payments()).filter((row) => row.key === ROW_KEY[surface](key));
 
   const violations: string[] = [];
   const expect = (ok: boolean, what: string) => {
-    if (!ok) violations.push(`${point}: ${what}`);
+    if (!ok) violations.push(`${surface} ${point}: ${what}`);
   };
   expect(first.status === 0, `the killed process answered (${first.status})`);
   if (point === 'after-commit') {
@@ -96,7 +116,16 @@ export async function crashTrial(trial: CrashTrial): Promise<CrashOutcome> {
       `replay differs: ${describe(replay)} vs ${late.text}`,
     );
   }
-  return { point, early, late, replays, paymentRows: rows.length, earlyWithinLease, violations };
+  return {
+    surface,
+    point,
+    early,
+    late,
+    replays,
+    paymentRows: rows.length,
+    earlyWithinLease,
+    violations,
+  };
 }
 
 export function describe(answer: Answer): string {
