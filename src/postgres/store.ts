@@ -49,6 +49,7 @@ import {
   type RecordState,
   type StoredRecord,
 } from '../store.js';
+import { absorbConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, type PgTransactionOf, rowsOf } from './db.js';
 import { idempotencyRecords, type PgIdempotencyTable, pgIdempotencyTable } from './table.js';
 
@@ -173,6 +174,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
     transaction<T>(fence: Fence, work: (tx: Tx) => Promise<T>): Promise<T> {
       return db.transaction(
         async (tx) => {
+          absorbConnectionErrors(tx);
           // Holding this row lock until commit is what keeps a takeover out while we run (S11).
           const held = await run(prepare(tx as AnyPgDatabase, q.lock), fenceValues(fence));
           if (held.length !== 1) throw new LeaseLostError();
