@@ -49,7 +49,7 @@ import {
   type RecordState,
   type StoredRecord,
 } from '../store.js';
-import { absorbConnectionErrors } from './connection-errors.js';
+import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, type PgTransactionOf, rowsOf } from './db.js';
 import { idempotencyRecords, type PgIdempotencyTable, pgIdempotencyTable } from './table.js';
 
@@ -106,6 +106,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
   // A claim of its own commits asynchronously (see `claimOrRead`); not when `db` is itself a
   // transaction, whose commit (the app's writes with it) the setting would weaken.
   const q = buildQueries(t, { asyncClaim: !is(db, PgTransaction) });
+  absorbPoolConnectionErrors(db);
 
   /**
    * Statements on `db` itself are prepared (client-side: SQL and parameter order) once; those
