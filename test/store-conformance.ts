@@ -65,6 +65,16 @@ export function describeStoreConformance<Tx>(target: ConformanceTarget<Tx>): voi
       ...(fields.retention === undefined ? {} : { retention: fields.retention }),
       work,
     });
+    /** Claims acct_1/k1 (fingerprint fp-a) straight through the store, as another request would. */
+    const claimAsAnotherRequest = (leaseMs = 30_000) =>
+      ctx.store.claim({
+        scope: 'acct_1',
+        key: 'k1',
+        fingerprint: 'fp-a',
+        operation: 'createPayment',
+        leaseMs,
+        retentionMs: 60_000,
+      });
     const codeOf = async (promise: Promise<unknown>) => {
       try {
         await promise;
@@ -128,14 +138,7 @@ export function describeStoreConformance<Tx>(target: ConformanceTarget<Tx>): voi
     });
 
     it('S10/S6: an in-flight claim answers 409 with Retry-After for the same request, 422 for another', async () => {
-      const held = await ctx.store.claim({
-        scope: 'acct_1',
-        key: 'k1',
-        fingerprint: 'fp-a',
-        operation: 'createPayment',
-        leaseMs: 30_000,
-        retentionMs: 60_000,
-      });
+      const held = await claimAsAnotherRequest();
       expect(held.status).toBe('claimed');
       const guard = guardFor();
       let ran = false;
@@ -151,14 +154,7 @@ export function describeStoreConformance<Tx>(target: ConformanceTarget<Tx>): voi
     });
 
     it('S11/S6: an expired lease is taken over by the same request, never by a different one', async () => {
-      await ctx.store.claim({
-        scope: 'acct_1',
-        key: 'k1',
-        fingerprint: 'fp-a',
-        operation: 'createPayment',
-        leaseMs: SHORT_LEASE,
-        retentionMs: 60_000,
-      });
+      await claimAsAnotherRequest(SHORT_LEASE);
       await sleep(PAST_LEASE);
       const guard = guardFor();
       await expect(
@@ -223,14 +219,7 @@ export function describeStoreConformance<Tx>(target: ConformanceTarget<Tx>): voi
     });
 
     it('S8: a completion whose token no longer matches rolls the whole transaction back', async () => {
-      const claim = await ctx.store.claim({
-        scope: 'acct_1',
-        key: 'k1',
-        fingerprint: 'fp-a',
-        operation: 'createPayment',
-        leaseMs: 30_000,
-        retentionMs: 60_000,
-      });
+      const claim = await claimAsAnotherRequest();
       if (claim.status !== 'claimed') throw new Error('expected a claim');
       const fence = { scope: 'acct_1', key: 'k1', token: claim.token };
       const stale = { ...fence, token: 'not-the-token' };
@@ -369,14 +358,7 @@ export function describeStoreConformance<Tx>(target: ConformanceTarget<Tx>): voi
     });
 
     it('S10: with `wait`, a duplicate waits for the first to finish and replays its result', async () => {
-      const claim = await ctx.store.claim({
-        scope: 'acct_1',
-        key: 'k1',
-        fingerprint: 'fp-a',
-        operation: 'createPayment',
-        leaseMs: 30_000,
-        retentionMs: 60_000,
-      });
+      const claim = await claimAsAnotherRequest();
       if (claim.status !== 'claimed') throw new Error('expected a claim');
       setTimeout(() => {
         void ctx.store.complete(

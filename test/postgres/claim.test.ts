@@ -20,8 +20,9 @@ import {
   type PgTransactionOf,
   postgresStore,
 } from '../../src/postgres/index.js';
-import type { ClaimRequest, IdempotencyStore } from '../../src/store.js';
+import type { IdempotencyStore } from '../../src/store.js';
 import {
+  claimRequests,
   createNodePgDb,
   postgresAvailability,
   TEST_DATABASE_URL,
@@ -105,16 +106,7 @@ for (const driver of drivers) {
       let opened: Opened;
       let store: AnyStore;
       const table = uniqueTableName(`mg_claim_${driver.name.replace(/\W/g, '')}`);
-      let n = 0;
-      const request = (overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
-        scope: 'acct_1',
-        key: `key-${++n}`,
-        fingerprint: 'fp-a',
-        operation: 'createPayment',
-        leaseMs: 30_000,
-        retentionMs: 60_000,
-        ...overrides,
-      });
+      const request = claimRequests();
 
       beforeAll(async () => {
         opened = driver.open();

@@ -14,8 +14,9 @@ import {
   pgIdempotencyTable,
   postgresStore,
 } from '../../src/postgres/index.js';
-import { type ClaimRequest, type IdempotencyStore, LeaseLostError } from '../../src/store.js';
+import { type IdempotencyStore, LeaseLostError } from '../../src/store.js';
 import {
+  claimRequests,
   createNodePgDb,
   createPgliteDb,
   createPostgresJsDb,
@@ -69,16 +70,7 @@ for (const driver of drivers) {
       let store: AnyStore;
       const table = uniqueTableName(`mg_store_${driver.name.replace(/\W/g, '')}`);
       const biz = `${table}_biz`;
-      let n = 0;
-      const request = (overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
-        scope: 'acct_1',
-        key: `key-${++n}`,
-        fingerprint: 'fp-a',
-        operation: 'createPayment',
-        leaseMs: 30_000,
-        retentionMs: 60_000,
-        ...overrides,
-      });
+      const request = claimRequests();
 
       beforeAll(async () => {
         ({ db, close } = driver.create());

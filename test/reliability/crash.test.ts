@@ -5,18 +5,11 @@
  * `npm run soak` runs 100+ random ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresAvailability, TEST_DATABASE_URL, uniqueTableName } from '../support/postgres.js';
-import {
-  type Backend,
-  dropPostgresTables,
-  migratePostgresTables,
-  openBackend,
-  type StoreKind,
-  tempSqliteFile,
-} from './support/backend.js';
+import { postgresAvailability } from '../support/postgres.js';
+import type { StoreKind } from './support/backend.js';
+import { type CrashSite, closeCrashSite, openCrashSite } from './support/crash-site.js';
 import { crashTrial, SURFACES } from './support/crash-trial.js';
 import { FAULT_POINTS } from './support/instrument.js';
-import { type ServerProcess, startServer } from './support/process.js';
 
 const pg = await postgresAvailability();
 const LEASE_MS = 3000;
@@ -26,33 +19,14 @@ const KINDS: StoreKind[] = pg.realPostgres ? ['sqlite', 'postgres'] : ['sqlite']
 // One suite for both stores and surfaces so that all twelve trials run at once: each spends
 // most of its time waiting for a lease to run out.
 describe(`crashes: SIGKILL at each fault point, on ${KINDS.join(' and ')} ${pg.skipReason ?? ''}`, () => {
-  const sites = new Map<
-    StoreKind,
-    { location: string; table: string; backend: Backend; healthy: ServerProcess }
-  >();
+  const sites = new Map<StoreKind, CrashSite>();
   beforeAll(async () => {
     await Promise.all(
-      KINDS.map(async (kind) => {
-        const location = kind === 'sqlite' ? tempSqliteFile() : TEST_DATABASE_URL;
-        const table = uniqueTableName('rel_crash');
-        if (kind === 'postgres') await migratePostgresTables(location, table);
-        const backend = await openBackend({ kind, location, table });
-        const healthy = await startServer({
-          STORE: kind,
-          LOCATION: location,
-          TABLE: table,
-          GRAPHQL: 1,
-        });
-        sites.set(kind, { location, table, backend, healthy });
-      }),
+      KINDS.map(async (kind) => sites.set(kind, await openCrashSite(kind, 'rel_crash'))),
     );
   });
   afterAll(async () => {
-    for (const [kind, site] of sites) {
-      await site.healthy.stop();
-      await site.backend.close();
-      if (kind === 'postgres') await dropPostgresTables(site.location, site.table);
-    }
+    for (const site of sites.values()) await closeCrashSite(site);
   });
 
   for (const kind of KINDS) {

@@ -13,6 +13,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
 import pg from 'pg';
 import postgres from 'postgres';
+import type { ClaimRequest } from '../../src/index.js';
 
 export const TEST_DATABASE_URL =
   process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -130,4 +131,21 @@ export function uniqueTableName(prefix: string): string {
     .replace(/[^a-z0-9_]/g, '_')
     .slice(0, 30);
   return `${clean}_${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * Claim requests with a fresh key each (`key-1`, `key-2`, ...): acct_1, fingerprint fp-a,
+ * a 30 s lease and a minute of retention unless overridden.
+ */
+export function claimRequests(): (overrides?: Partial<ClaimRequest>) => ClaimRequest {
+  let n = 0;
+  return (overrides = {}) => ({
+    scope: 'acct_1',
+    key: `key-${++n}`,
+    fingerprint: 'fp-a',
+    operation: 'createPayment',
+    leaseMs: 30_000,
+    retentionMs: 60_000,
+    ...overrides,
+  });
 }

@@ -5,22 +5,11 @@
  * have run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  postgresAvailability,
-  TEST_DATABASE_URL,
-  uniqueTableName,
-} from '../../support/postgres.js';
-import {
-  type Backend,
-  dropPostgresTables,
-  migratePostgresTables,
-  openBackend,
-  type StoreKind,
-  tempSqliteFile,
-} from '../support/backend.js';
+import { postgresAvailability } from '../../support/postgres.js';
+import type { StoreKind } from '../support/backend.js';
+import { type CrashSite, closeCrashSite, openCrashSite } from '../support/crash-site.js';
 import { type CrashOutcome, crashTrial, SURFACES } from '../support/crash-trial.js';
 import { FAULT_POINTS } from '../support/instrument.js';
-import { type ServerProcess, startServer } from '../support/process.js';
 import { mulberry32 } from '../support/storm.js';
 import { record, soakSeed } from './figures.js';
 
@@ -32,31 +21,12 @@ const LEASE_MS = 2500;
 const DEADLINE_MS = 240_000;
 
 describe('soak: crash trials at random fault points', () => {
-  const sites = new Map<
-    StoreKind,
-    { location: string; table: string; backend: Backend; healthy: ServerProcess }
-  >();
+  const sites = new Map<StoreKind, CrashSite>();
   beforeAll(async () => {
-    for (const kind of KINDS) {
-      const location = kind === 'sqlite' ? tempSqliteFile() : TEST_DATABASE_URL;
-      const table = uniqueTableName('soak_crash');
-      if (kind === 'postgres') await migratePostgresTables(location, table);
-      const backend = await openBackend({ kind, location, table });
-      const healthy = await startServer({
-        STORE: kind,
-        LOCATION: location,
-        TABLE: table,
-        GRAPHQL: 1,
-      });
-      sites.set(kind, { location, table, backend, healthy });
-    }
+    for (const kind of KINDS) sites.set(kind, await openCrashSite(kind, 'soak_crash'));
   });
   afterAll(async () => {
-    for (const [kind, site] of sites) {
-      await site.healthy.stop();
-      await site.backend.close();
-      if (kind === 'postgres') await dropPostgresTables(site.location, site.table);
-    }
+    for (const site of sites.values()) await closeCrashSite(site);
   });
 
   it(`S7-S11: ${TRIALS} SIGKILLs at random points: 409 before the lease, one run after, one payment per key, identical replays`, async () => {
