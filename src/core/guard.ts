@@ -26,9 +26,10 @@ export interface GuardCall<Tx, T> {
   /**
    * The mutation. It receives the transaction handle; what it writes through it commits
    * together with the stored result or not at all (SPEC S8). Throwing, or returning
-   * `rollback(value)`, rolls back and frees the key (S12).
+   * `rollback(value)`, rolls back and frees the key (S12). `run.keyHash` is the key's
+   * short hash (S26), already computed, for anything the work logs or exposes.
    */
-  work: (tx: Tx) => Promise<T | Rollback<T>>;
+  work: (tx: Tx, run: { keyHash: string }) => Promise<T | Rollback<T>>;
 }
 
 export interface GuardResult<T> {
@@ -137,7 +138,7 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
       outcome = await store.transaction(fence, async (tx) => {
         let value: T | Rollback<T>;
         try {
-          value = await call.work(tx);
+          value = await call.work(tx, { keyHash });
         } catch (error) {
           throw new WorkFailed(error);
         }

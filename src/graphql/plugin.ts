@@ -6,7 +6,7 @@ import {
   getOperationAST,
   isSchema,
 } from 'graphql';
-import { hashKey, IdempotencyError, rollback } from '../index.js';
+import { IdempotencyError, rollback } from '../index.js';
 import { errorResult, toGraphQLError } from './errors.js';
 import { schemaGuardsFinder } from './fields.js';
 import { assertBatchKeys, extendCors, REPLAYED_HEADER } from './http.js';
@@ -77,8 +77,8 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
         fingerprint: plan.fingerprint,
         operation: plan.name,
         retention: plan.retentionMs,
-        work: async function guardedExecute(tx) {
-          (context as Context)[contextField] = { tx, keyHash: hashKey(plan.key), scope };
+        work: async function guardedExecute(tx, { keyHash }) {
+          (context as Context)[contextField] = { tx, keyHash, scope };
           const result = (await execute(args)) as ExecutionResult | AsyncIterable<unknown>;
           if (Symbol.asyncIterator in result) {
             throw new TypeError(

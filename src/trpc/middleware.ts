@@ -7,7 +7,6 @@ import {
 } from '@trpc/server';
 import { IdempotencyError } from '../core/errors.js';
 import { fingerprint } from '../core/fingerprint.js';
-import { hashKey } from '../core/hash.js';
 import { resolveKey } from '../core/keys.js';
 import { rollback } from '../core/rollback.js';
 import { toTRPCError } from './errors.js';
@@ -173,7 +172,6 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
     if (typeof callScope !== 'string') {
       throw new TypeError('mutation-guard: the `scope` option must return a string.');
     }
-    const keyHash = hashKey(key);
     // The validated input if a validator ran before us, else the raw one (see the JSDoc).
     const input = opts.input !== undefined ? opts.input : rawInput;
     let fresh: Result<Tx> | undefined;
@@ -189,7 +187,7 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
         }),
         operation: path,
         retention,
-        work: async (tx) => {
+        work: async (tx, { keyHash }) => {
           const result = await next({
             ctx: { idempotency: { tx, key, keyHash, scope: callScope } },
           });
