@@ -65,6 +65,8 @@ export interface StoredRecord extends RecordKey {
   leaseExpiresAt: Date | null;
   /** When the record stops counting and may be purged. */
   expiresAt: Date;
+  /** When the record was claimed (or taken over): how long an in-flight claim has run. */
+  createdAt: Date;
   /** The store's clock when the record was read: compare the two dates above with this. */
   readAt: Date;
 }

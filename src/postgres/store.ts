@@ -74,6 +74,7 @@ interface RecordRow {
   result: string | null;
   lease_expires_ms: number | null;
   expires_ms: number;
+  created_ms: number;
   read_ms: number;
 }
 
@@ -240,6 +241,7 @@ function toStoredRecord({ scope, key }: RecordKey, row: RecordRow): StoredRecord
     result: row.result,
     leaseExpiresAt: row.lease_expires_ms === null ? null : new Date(row.lease_expires_ms),
     expiresAt: new Date(row.expires_ms),
+    createdAt: new Date(row.created_ms),
     // The guard compares the record's times with this, never with its own clock (S11).
     readAt: new Date(row.read_ms),
   };
@@ -260,6 +262,7 @@ function buildQueries(t: PgIdempotencyTable, { asyncClaim }: { asyncClaim: boole
   const record = (readAt: SQL) => sql`fingerprint, operation, state, outcome, result,
     ${epochMs(sql`lease_expires_at`)} as lease_expires_ms,
     ${epochMs(sql`expires_at`)} as expires_ms,
+    ${epochMs(sql`created_at`)} as created_ms,
     ${epochMs(readAt)} as read_ms`;
   return {
     /**
@@ -301,7 +304,7 @@ function buildQueries(t: PgIdempotencyTable, { asyncClaim }: { asyncClaim: boole
       select ins.token as claimed_token, null::boolean as eligible,
         null::text as fingerprint, null::text as operation, null::text as state,
         null::text as outcome, null::text as result, null::float8 as lease_expires_ms,
-        null::float8 as expires_ms, null::float8 as read_ms
+        null::float8 as expires_ms, null::float8 as created_ms, null::float8 as read_ms
       from ins
       union all
       select null, (

@@ -10,6 +10,7 @@ export interface RecordRow {
   result: string | null;
   leaseExpiresAt: number | null;
   expiresAt: number;
+  createdAt: number;
 }
 
 export function toStoredRecord(
@@ -28,6 +29,7 @@ export function toStoredRecord(
     result: row.result,
     leaseExpiresAt: row.leaseExpiresAt === null ? null : new Date(row.leaseExpiresAt),
     expiresAt: new Date(row.expiresAt),
+    createdAt: new Date(row.createdAt),
     readAt: new Date(readAt),
   };
 }

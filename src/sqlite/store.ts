@@ -257,7 +257,7 @@ function prepareStatements(client: Database, table: SqliteIdempotencyTable): Sta
       `INSERT INTO ${t} (${c.scope}, ${c.key}, ${c.fingerprint}, ${c.operation}, ${c.state}, ${c.token}, ${c.leaseExpiresAt}, ${c.expiresAt}, ${c.createdAt}) VALUES (?, ?, ?, ?, 'in_flight', ?, ?, ?, ?) ON CONFLICT (${c.scope}, ${c.key}) DO NOTHING`,
     ),
     select: client.prepare<[string, string], RecordRow>(
-      `SELECT ${c.fingerprint} AS fingerprint, ${c.operation} AS operation, ${c.state} AS state, ${c.outcome} AS outcome, ${c.result} AS result, ${c.leaseExpiresAt} AS leaseExpiresAt, ${c.expiresAt} AS expiresAt FROM ${t} WHERE ${byKey}`,
+      `SELECT ${c.fingerprint} AS fingerprint, ${c.operation} AS operation, ${c.state} AS state, ${c.outcome} AS outcome, ${c.result} AS result, ${c.leaseExpiresAt} AS leaseExpiresAt, ${c.expiresAt} AS expiresAt, ${c.createdAt} AS createdAt FROM ${t} WHERE ${byKey}`,
     ),
     takeOver: client.prepare(
       `UPDATE ${t} SET ${setClaim} WHERE ${byKey} AND ${c.state} = 'in_flight' AND ${c.leaseExpiresAt} <= ? AND (${c.fingerprint} = ? OR ${c.expiresAt} <= ?)`,
