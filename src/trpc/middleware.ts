@@ -6,7 +6,6 @@ import {
   type TRPCUnsetMarker,
 } from '@trpc/server';
 import { IdempotencyError } from '../core/errors.js';
-import { fingerprint } from '../core/fingerprint.js';
 import { resolveKey } from '../core/keys.js';
 import { rollback } from '../core/rollback.js';
 import { toTRPCError } from './errors.js';
@@ -180,7 +179,7 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
       run = await guard.run<StoredOutcome>({
         scope: callScope,
         key,
-        fingerprint: fingerprint({
+        fingerprint: guard.fingerprint({
           surface: 'trpc',
           operation: path,
           input: inputWithoutKey(input),
