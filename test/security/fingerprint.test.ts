@@ -25,7 +25,10 @@ function sqliteGuard(options: Omit<GuardOptions<SqliteDatabase>, 'store'> = {}) 
 }
 
 /** A tRPC app with superjson (or none), whose procedures count their runs. */
-function trpcApp(transformer: 'superjson' | 'none', options: Parameters<typeof sqliteGuard>[0] = {}) {
+function trpcApp(
+  transformer: 'superjson' | 'none',
+  options: Parameters<typeof sqliteGuard>[0] = {},
+) {
   const { guard, events } = sqliteGuard(
     transformer === 'superjson' ? { serializer: superjson, ...options } : options,
   );
@@ -41,7 +44,14 @@ function trpcApp(transformer: 'superjson' | 'none', options: Parameters<typeof s
       .concat(guarded)
       .mutation(({ input }) => ({ run: ++runs.visit, href: input.url.href })),
     visitText: t.procedure
-      .input(z.object({ url: z.string().url().transform((text) => new URL(text)) }))
+      .input(
+        z.object({
+          url: z
+            .string()
+            .url()
+            .transform((text) => new URL(text)),
+        }),
+      )
       .concat(guarded)
       .mutation(({ input }) => ({ run: ++runs.visitText, href: input.url.href })),
     anything: t.procedure
