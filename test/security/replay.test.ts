@@ -5,12 +5,7 @@
 import { initTRPC } from '@trpc/server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createGuard,
-  type GuardEvent,
-  MAX_OPERATION_NAME,
-  type Serializer,
-} from '../../src/index.js';
+import { createGuard, type GuardEvent, MAX_OPERATION_NAME } from '../../src/index.js';
 import { openSqlite, sqliteStore } from '../../src/sqlite/index.js';
 import { idempotency } from '../../src/trpc/index.js';
 import { sqlitePayments } from '../graphql/sqlite.js';
