@@ -201,6 +201,8 @@ describe('S5: values whose state is not in their own enumerable properties', () 
     expect(message).not.toContain('4242-secret');
     expect(() => fp(new WeakMap())).toThrow(/WeakMap/);
     expect(() => fp(Promise.resolve(1))).toThrow(/Promise/);
+    expect(() => fp({ upload: new Blob(['x']) })).toThrow(/Blob \(at input\.upload\)/);
+    expect(() => fp(new FormData())).toThrow(/FormData/);
   });
 });
 
