@@ -68,7 +68,7 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
     plan: OperationPlan,
   ): Promise<ExecutionResult> {
     const context = args.contextValue as TContext;
-    const scope = readScope ? await readScope(context) : GLOBAL_SCOPE;
+    const scope = readScope ? assertScope(await readScope(context)) : GLOBAL_SCOPE;
     let fresh: ExecutionResult | undefined;
     try {
       const { value, replayed } = await guard.run<StoredResult | undefined>({
@@ -154,6 +154,18 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
       extendCors(request, response);
     },
   };
+}
+
+/**
+ * A scope that is not a string is a bug in the app's setup, not a store outage (S15): say so
+ * (the server logs it; clients see a masked 500) instead of letting the store fail on it.
+ */
+function assertScope(scope: unknown): string {
+  if (typeof scope === 'string') return scope;
+  const got = scope === null ? 'null' : typeof scope;
+  throw new TypeError(
+    `mutation-guard: the \`scope\` option must return a string, but it returned ${got}.`,
+  );
 }
 
 function withReplayedExtension(result: ExecutionResult, replayed: boolean): ExecutionResult {

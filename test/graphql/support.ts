@@ -115,13 +115,16 @@ export interface ServerSetup<Tx> {
   write: Write;
   fallbackTx: unknown;
   guard?: Omit<GuardOptions<Tx>, 'store'>;
+  /** A guard to use instead of one on `store` (a stub with known answers). */
+  replaceGuard?: Guard<Tx>;
   plugin?: Omit<IdempotencyPluginOptions<Tx, Record<string, unknown>>, 'guard'>;
   yoga?: Partial<YogaServerOptions<Record<string, unknown>, Record<string, unknown>>>;
 }
 
 export function paymentsServer<Tx>(setup: ServerSetup<Tx>) {
   const harness: Harness = { calls: {}, gate: { wait: Promise.resolve() } };
-  const guard: Guard<Tx> = createGuard({ store: setup.store, ...setup.guard });
+  const guard: Guard<Tx> =
+    setup.replaceGuard ?? createGuard({ store: setup.store, ...setup.guard });
   const yoga = createYoga({
     schema: paymentsSchema(setup.write, setup.fallbackTx, harness),
     plugins: [
