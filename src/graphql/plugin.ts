@@ -11,7 +11,7 @@ import { errorResult, toGraphQLError } from './errors.js';
 import { schemaGuardsFinder } from './fields.js';
 import { assertBatchKeys, extendCors, REPLAYED_HEADER } from './http.js';
 import { readKeyHeader } from './key.js';
-import { GLOBAL_SCOPE, type IdempotencyPluginOptions } from './options.js';
+import { GLOBAL_SCOPE, type IdempotencyContext, type IdempotencyPluginOptions } from './options.js';
 import { type OperationPlan, planOperation } from './plan.js';
 import { fromStored, isExpectedError, type StoredResult, toStored } from './replay.js';
 
@@ -78,7 +78,8 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
         operation: plan.name,
         retention: plan.retentionMs,
         work: async function guardedExecute(tx, { keyHash }) {
-          (context as Context)[contextField] = { tx, keyHash, scope };
+          const idempotency: IdempotencyContext<Tx> = { tx, key: plan.key, keyHash, scope };
+          (context as Context)[contextField] = idempotency;
           const result = (await execute(args)) as ExecutionResult | AsyncIterable<unknown>;
           if (Symbol.asyncIterator in result) {
             throw new TypeError(
