@@ -84,7 +84,11 @@ export function paymentsSchema(write: Write, fallbackTx: unknown, harness: Harne
       if (fail === 'charge' && amount > 100) {
         const { GraphQLError } = await import('graphql');
         throw new GraphQLError('Card declined', {
-          extensions: { code: 'CARD_DECLINED', http: { status: 402 } },
+          // A cookie for this caller only: a replay must never send it to another (S9).
+          extensions: {
+            code: 'CARD_DECLINED',
+            http: { status: 402, headers: { 'set-cookie': 'sid=alice-secret-session' } },
+          },
         });
       }
       return { id, amount, note };
