@@ -4,6 +4,7 @@
  * it is gone once the answer is out, so that a resolver still running cannot write through
  * a transaction that has ended.
  */
+import type { IResolvers } from '@graphql-tools/utils';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
@@ -18,7 +19,7 @@ import { deferred, gql } from './support.js';
 
 type Context = Record<string, unknown> & { idempotency?: IdempotencyContext<SqliteDatabase> };
 
-function server(resolvers: Record<string, unknown>) {
+function server(resolvers: IResolvers<unknown, Context>) {
   const sqlite = sqlitePayments();
   const guard = createGuard({ store: sqlite.store });
   const yoga = createYoga<Record<string, unknown>>({
