@@ -81,8 +81,10 @@ type Result<Tx> = Awaited<ReturnType<Middleware<Tx>>>;
  *
  * The key comes from `input.idempotencyKey`, the `Idempotency-Key` header or the context;
  * two that differ are a 400. Put before `.input()`, the fingerprint covers the raw input as
- * the client sent it instead of the validated one. On a query or subscription the call
- * fails with an `INTERNAL_SERVER_ERROR` naming the setup mistake: only mutations are guarded.
+ * the client sent it instead of the validated one. Put `.output()` after it, so that output
+ * validation runs inside the guard. On a query or subscription, or after an `.output()`, the
+ * call fails with an `INTERNAL_SERVER_ERROR` naming the setup mistake before anything runs;
+ * `assertIdempotencySetup(router)` finds both where the router is built (see setup.ts).
  */
 export function idempotency<TContext extends object = object, Tx = unknown>(
   options: IdempotencyMiddlewareOptions<TContext, Tx> & { required: false },
