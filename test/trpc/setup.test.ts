@@ -134,8 +134,9 @@ describe('scope (SPEC S4, S15)', () => {
     ['undefined', undefined],
     ['a number', 42],
   ])(
-    'a scope option returning %s is a setup error naming the option, not 503; nothing runs',
+    'S4/S15: a scope option returning %s is a setup error naming the option, not 503; nothing runs',
     async (_, value) => {
+      let ran = 0;
       const bad = idempotency({
         guard: sqlite.guard,
         scope: () => value as unknown as string,
@@ -144,7 +145,7 @@ describe('scope (SPEC S4, S15)', () => {
         pay: t.procedure
           .input(input)
           .concat(bad)
-          .mutation(() => 1),
+          .mutation(() => ++ran),
       });
       const caller = local.createCaller({ userId: 'alice' });
       const error = await caller
@@ -152,6 +153,9 @@ describe('scope (SPEC S4, S15)', () => {
         .catch((e) => e);
       expect(error.code).toBe('INTERNAL_SERVER_ERROR');
       expect(error.message).toMatch(/`scope` option must return a string, but it returned/);
+      expect(ran).toBe(0);
+      const key = `k-scope-${typeof value}`;
+      expect(await sqlite.store.read({ scope: String(value), key })).toBeUndefined();
     },
   );
 });
