@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Database } from 'better-sqlite3';
-import { DEFAULT_SQLITE_TABLE } from './table.js';
+import { assertTableName, DEFAULT_SQLITE_TABLE } from './table.js';
 
 export interface MigrateSqliteOptions {
   /**
@@ -34,7 +34,6 @@ interface Journal {
 
 /** src/sqlite/migrate.ts and dist/sqlite/migrate.js both sit two levels below the package root. */
 const SHIPPED = new URL('../../drizzle/sqlite/', import.meta.url);
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const BREAKPOINT = '--> statement-breakpoint';
 
 /**
@@ -50,11 +49,7 @@ export function migrateSqlite(
 ): string[] {
   const client = '$client' in db ? db.$client : db;
   const table = options.table ?? DEFAULT_SQLITE_TABLE;
-  if (!TABLE_NAME.test(table)) {
-    throw new TypeError(
-      `migrateSqlite: table name ${JSON.stringify(table)} must be letters, digits and underscores.`,
-    );
-  }
+  assertTableName(table);
   if (client.inTransaction) {
     throw new Error('migrateSqlite: the connection is inside a transaction; migrate at start-up.');
   }
