@@ -7,7 +7,10 @@
  * synchronous, so a SELECT can run on the connection between two statements of another
  * request's open transaction. Such a read is part of that transaction and sees its
  * uncommitted writes; it is safe only for a record the open transaction has not written.
- * The ledger therefore also remembers which records the connection's open transaction wrote
+ * For any other record it sees exactly what is committed: a transaction sees the committed
+ * database plus its own changes, and while BEGIN IMMEDIATE holds the write lock no other
+ * connection can commit, so nothing newer exists. A plain SELECT changes nothing, so it
+ * cannot alter what the open transaction commits or rolls back. The ledger therefore also remembers which records the connection's open transaction wrote
  * through the store (claims nested in guarded work, completions, takeovers, releases, purges);
  * those are asked about only after the transaction ends. Writes the work makes to the
  * idempotency table itself, bypassing the store, are not seen: the work must not do that.
