@@ -1,11 +1,12 @@
 /**
  * SPEC S22: when the package's migrators cannot apply their migration, the error says why in
  * its own message (not only on `cause`): a table some other tool created, or the database's
- * reason for refusing a statement. Postgres on every driver; SQLite in memory.
+ * reason for refusing a statement; and the way docs/migrations.md gives to hand such a table
+ * back to the migrator works. Postgres on every driver; SQLite in memory.
  */
 import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AnyPgDatabase, migratePostgres } from '../../src/postgres/index.js';
 import { migrateSqlite } from '../../src/sqlite/index.js';
 import {
@@ -33,16 +34,25 @@ for (const driver of drivers) {
   describe.skipIf(skip)(
     `migratePostgres errors on ${driver.name} ${skip ? pg.skipReason : ''}`,
     () => {
-      function open(): { db: AnyPgDatabase; table: string } {
+      // One connection (one PGlite instance) per driver; each case works on its own tables.
+      let connection: { db: AnyPgDatabase; close: () => Promise<void> } | undefined;
+      beforeAll(() => {
         const { db, close } = driver.open();
+        connection = { db: db as AnyPgDatabase, close };
+      });
+      afterAll(async () => {
+        await connection?.close();
+      });
+
+      function open(): { db: AnyPgDatabase; table: string } {
+        const db = connection!.db;
         const table = uniqueTableName('mig_err');
         cleanup.push(async () => {
           await db.execute(
             sql.raw(`drop table if exists "${table}", "${table}_migrations", "${table}_other"`),
           );
-          await close();
         });
-        return { db: db as AnyPgDatabase, table };
+        return { db, table };
       }
 
       it('S22: a records table another tool created is named as such, not "Failed query"', async () => {
@@ -53,6 +63,22 @@ for (const driver of drivers) {
             `table "${table}" already exists, but "${table}_migrations" has no record of creating it`,
           ),
         );
+      });
+
+      it('S22: after the documented bookkeeping row, the migrator adopts a table drizzle-kit created', async () => {
+        const { db, table } = open();
+        await migratePostgres(db, { table });
+        await db.execute(sql.raw(`drop table "${table}_migrations"`));
+        await expect(migratePostgres(db, { table })).rejects.toThrow(/already exists/);
+        await db.execute(
+          sql.raw(
+            `CREATE TABLE "${table}_migrations" (tag text PRIMARY KEY, hash text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+          ),
+        );
+        await db.execute(
+          sql.raw(`INSERT INTO "${table}_migrations" (tag, hash) VALUES ('0000_init', 'adopted')`),
+        );
+        expect(await migratePostgres(db, { table })).toEqual({ applied: [] });
       });
 
       it("S22: a statement the database refuses fails with the database's reason and SQLSTATE in the message", async () => {
@@ -88,6 +114,18 @@ describe('migrateSqlite errors', () => {
     expect(() => migrateSqlite(client)).toThrow(
       /table "idempotency_records" already exists, but "idempotency_records_migrations" has no record of creating it/,
     );
+  });
+
+  it('S22: after the documented bookkeeping row, the migrator adopts a table drizzle-kit created', () => {
+    const client = open();
+    migrateSqlite(client);
+    client.exec('DROP TABLE idempotency_records_migrations');
+    expect(() => migrateSqlite(client)).toThrow(/already exists/);
+    client.exec(
+      'CREATE TABLE idempotency_records_migrations (tag TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+    );
+    client.exec("INSERT INTO idempotency_records_migrations VALUES ('0000_init', 'adopted', 0)");
+    expect(migrateSqlite(client)).toEqual([]);
   });
 
   it("S22: a statement the database refuses fails with the migration's tag and the database's reason", () => {
