@@ -36,9 +36,11 @@ for (const driver of drivers) {
     () => {
       // One connection (one PGlite instance) per driver; each case works on its own tables.
       let connection: { db: AnyPgDatabase; close: () => Promise<void> } | undefined;
-      beforeAll(() => {
+      beforeAll(async () => {
         const { db, close } = driver.open();
         connection = { db: db as AnyPgDatabase, close };
+        // PGlite starts on its first query; under load that takes seconds: let the hook pay.
+        await connection.db.execute(sql`select 1`);
       });
       afterAll(async () => {
         await connection?.close();
