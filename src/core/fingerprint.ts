@@ -30,12 +30,17 @@ export const FINGERPRINT_LIMITS: FingerprintLimits = {
   maxInputDepth: 128,
 };
 
-/** SHA-256 (hex) of the canonical encoding of surface, operation and input (SPEC S5). */
+/**
+ * SHA-256 (hex) of the canonical encoding of surface, operation and input (SPEC S5). Pass
+ * the guard's options (`guard.options`) as `limits` to apply its `maxInputBytes` and
+ * `maxInputDepth`; a limit not given is the default. Over either, it throws
+ * `IDEMPOTENCY_INPUT_TOO_LARGE` (413): call it before `guard.run` and nothing is claimed.
+ */
 export function fingerprint(
   { surface, operation, input }: FingerprintInput,
-  limits: FingerprintLimits = FINGERPRINT_LIMITS,
+  limits: Partial<FingerprintLimits> = FINGERPRINT_LIMITS,
 ): string {
-  const encoder = new Encoder(limits);
+  const encoder = new Encoder(withDefaults(limits));
   const parts = [surface, operation, input].map((part) => encoder.reference(part, 0));
   return sha256(`[${parts.join(',')}]`);
 }
@@ -70,9 +75,16 @@ export function fingerprint(
  */
 export function canonicalize(
   value: unknown,
-  limits: FingerprintLimits = FINGERPRINT_LIMITS,
+  limits: Partial<FingerprintLimits> = FINGERPRINT_LIMITS,
 ): string {
-  return new Encoder(limits).full(value, 0);
+  return new Encoder(withDefaults(limits)).full(value, 0);
+}
+
+function withDefaults(limits: Partial<FingerprintLimits>): FingerprintLimits {
+  return {
+    maxInputBytes: limits.maxInputBytes ?? FINGERPRINT_LIMITS.maxInputBytes,
+    maxInputDepth: limits.maxInputDepth ?? FINGERPRINT_LIMITS.maxInputDepth,
+  };
 }
 
 /** Encodings longer than this appear in their parent as a hash (see `canonicalize`). */

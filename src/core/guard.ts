@@ -8,7 +8,6 @@ import {
 } from '../store.js';
 import { IdempotencyError } from './errors.js';
 import type { GuardEvent, GuardEventType } from './events.js';
-import { type FingerprintInput, fingerprint } from './fingerprint.js';
 import { hashKey } from './hash.js';
 import {
   assertPositive,
@@ -25,7 +24,10 @@ export interface GuardCall<Tx, T> {
   scope: string;
   /** The validated key (see `resolveKey`). */
   key: string;
-  /** `guard.fingerprint(...)` of the request, key excluded (SPEC S5). */
+  /**
+   * `fingerprint(request, guard.options)` of the request, key excluded (SPEC S5). Passing the
+   * guard's options applies its `maxInputBytes` and `maxInputDepth`.
+   */
   fingerprint: string;
   /**
    * The operation's name, for events and the record. Names longer than
@@ -60,12 +62,6 @@ export interface PurgeRequest {
 
 export interface Guard<Tx> {
   run<T>(call: GuardCall<Tx, T>): Promise<GuardResult<T>>;
-  /**
-   * The request's fingerprint (SPEC S5) within this guard's `maxInputBytes` and
-   * `maxInputDepth`: over either, it throws `IDEMPOTENCY_INPUT_TOO_LARGE` (413), so call it
-   * before `run` and nothing is claimed.
-   */
-  fingerprint(input: FingerprintInput): string;
   /** Deletes expired records in bounded batches; resolves to how many (SPEC S14). */
   purge(request?: PurgeRequest): Promise<number>;
   readonly options: ResolvedGuardOptions<Tx>;
@@ -292,11 +288,7 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
     return count;
   }
 
-  function fingerprintWithinLimits(input: FingerprintInput): string {
-    return fingerprint(input, resolved);
-  }
-
-  return { run, fingerprint: fingerprintWithinLimits, purge, options: resolved };
+  return { run, purge, options: resolved };
 }
 
 async function claimOrFail<Tx, T>(

@@ -6,6 +6,7 @@ import {
   type TRPCUnsetMarker,
 } from '@trpc/server';
 import { IdempotencyError } from '../core/errors.js';
+import { fingerprint } from '../core/fingerprint.js';
 import { resolveKey } from '../core/keys.js';
 import { rollback } from '../core/rollback.js';
 import { toTRPCError } from './errors.js';
@@ -183,11 +184,14 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
       run = await guard.run<StoredOutcome>({
         scope: callScope,
         key,
-        fingerprint: guard.fingerprint({
-          surface: 'trpc',
-          operation: path,
-          input: inputWithoutKey(input),
-        }),
+        fingerprint: fingerprint(
+          {
+            surface: 'trpc',
+            operation: path,
+            input: inputWithoutKey(input),
+          },
+          guard.options,
+        ),
         operation: path,
         retention,
         work: async (tx, { keyHash }) => {

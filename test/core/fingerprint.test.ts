@@ -316,6 +316,10 @@ describe('Limits: cost linear in the input as received, depth and size bounded',
     for (let i = 0; i < FINGERPRINT_LIMITS.maxInputDepth; i++) ok = [ok];
     expect(() => fp(ok)).not.toThrow();
     expect(() => fp([ok])).toThrow(/nests deeper/);
+    // A guard's options without the limits (a hand-made guard, say) still get the defaults.
+    expect(() => fingerprint({ surface: 's', operation: 'o', input: deep }, {})).toThrow(
+      /nests deeper than 128 levels/,
+    );
   });
 
   it('refuses input larger than maxInputBytes, counting a shared object once', () => {
