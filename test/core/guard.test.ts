@@ -39,14 +39,17 @@ describe('createGuard', () => {
     expect(() => createGuard({} as never)).toThrow(/`store` option is required/);
   });
 
-  it('documents its defaults: 24 h retention, 30 s lease, no wait, 1 MiB cap', () => {
+  it('documents its defaults: 24 h retention, 30 s lease, no wait, 1 MiB result and input caps, 128 levels', () => {
     const { options } = createGuard({ store: deadStore });
     expect(options).toMatchObject({
       retention: 86_400_000,
       lease: 30_000,
       wait: 0,
       maxResultBytes: 1_048_576,
+      maxInputBytes: 1_048_576,
+      maxInputDepth: 128,
     });
+    expect(() => createGuard({ store: deadStore, maxInputDepth: 0 })).toThrow(/`maxInputDepth`/);
   });
 
   it('S15: a claim that fails answers 503 IDEMPOTENCY_STORE_UNAVAILABLE and never runs the work', async () => {
