@@ -129,6 +129,7 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
         findGuards,
         header: keyHeader(args.contextValue),
         required,
+        limits: guard.options,
       });
       if (plan === undefined) return;
       if ('error' in plan) {

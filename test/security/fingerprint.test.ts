@@ -216,4 +216,49 @@ describe('Limits: hostile inputs are answered before any claim', () => {
     expect(small.status).toBe(200);
     expect(app.runs.anything).toBe(1);
   });
+
+  it('GraphQL: a JSON-scalar input nested 3,000 levels, or over maxInputBytes, answers 413 IDEMPOTENCY_INPUT_TOO_LARGE before any claim', async () => {
+    const { guard, events } = sqliteGuard({ maxInputBytes: 4096 });
+    let runs = 0;
+    const { GraphQLScalarType } = await import('graphql');
+    const yoga = createYoga({
+      schema: createSchema({
+        typeDefs: /* GraphQL */ `
+          ${idempotentDirectiveTypeDefs}
+          scalar JSON
+          type Query { ok: Boolean }
+          type Mutation { keep(data: JSON!): Int! @idempotent }
+        `,
+        resolvers: {
+          JSON: new GraphQLScalarType({ name: 'JSON', parseValue: (value) => value }),
+          Mutation: { keep: () => ++runs },
+        },
+      }),
+      plugins: [useIdempotency({ guard, scope: () => 'acct_1' })],
+      logging: false,
+    });
+    const send = (data: unknown, key: string) =>
+      yoga.fetch('http://yoga/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({
+          query: 'mutation Keep($data: JSON!) { keep(data: $data) }',
+          variables: { data },
+        }),
+      });
+    let deep: unknown = 1;
+    for (let i = 0; i < 3000; i++) deep = { d: deep };
+    for (const response of [
+      await send(deep, 'gql-deep'),
+      await send('x'.repeat(5000), 'gql-big'),
+    ]) {
+      expect(response.status).toBe(413);
+      const body = (await response.json()) as { errors: { extensions: { code: string } }[] };
+      expect(body.errors[0]!.extensions.code).toBe('IDEMPOTENCY_INPUT_TOO_LARGE');
+    }
+    expect(runs).toBe(0);
+    expect(events).toEqual([]);
+    expect((await send('small', 'gql-big')).status).toBe(200);
+    expect(runs).toBe(1);
+  });
 });
