@@ -48,8 +48,10 @@ auth_file = ${dir}/userlist.txt
 admin_users = postgres
 ; A server connection serves one client transaction at a time, then goes back to the pool.
 pool_mode = transaction
-; Well under the server's max_connections, which other test files share.
-default_pool_size = 20
+; Well under the server's max_connections, which other test files share; idle server
+; connections are closed soon, so that the pooler does not sit on them between test files.
+default_pool_size = 10
+server_idle_timeout = 10
 max_client_conn = 1000
 ; node-postgres and postgres.js send none that PgBouncer refuses, but other clients do.
 ignore_startup_parameters = extra_float_digits
