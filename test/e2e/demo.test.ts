@@ -1,5 +1,5 @@
 /**
- * `npm run demo` (issue 5): the retry storm passes against the real service, and its exit
+ * `npm run demo`: the retry storm passes against the real service, and its exit
  * code does fail when a service pays a key twice (a fake, non-idempotent service).
  */
 import { spawn } from 'node:child_process';
