@@ -1,9 +1,9 @@
 /**
  * A stand-in for authentication: `Authorization: Bearer <accountId>` names the account, and
- * the account is the idempotency scope (SPEC S4), so one account's keys never replay another's.
+ * the account is the idempotency scope, so one account's keys never replay another's.
  *
  * Mutations without an account are refused with 401 BEFORE the idempotency guard sees them,
- * so nothing is claimed or stored for them (SPEC S13).
+ * so nothing is claimed or stored for them.
  */
 import type { Plugin } from '@envelop/core';
 import { GraphQLError, getOperationAST } from 'graphql';

@@ -77,7 +77,7 @@ export function createGraphQLHandler<Tx>(guard: Guard<Tx>, service: PaymentsServ
           // `createPayment` is `@idempotent` with a required key.
           const { accountId, idempotency } = context;
           if (!accountId || !idempotency) throw new Error('createPayment ran unguarded');
-          // Inside the guard: a 400 here rolls back and frees the key (S12), so the client
+          // Inside the guard: a 400 here rolls back and frees the key, so the client
           // may fix the input and retry with the same key.
           return service.create(idempotency.tx, accountId, validate(args.input));
         },
@@ -94,7 +94,7 @@ export function createGraphQLHandler<Tx>(guard: Guard<Tx>, service: PaymentsServ
       defaultQuery: EXAMPLE_OPERATION,
       headers: JSON.stringify({ Authorization: 'Bearer acct_demo' }),
     },
-    // S21: browsers may send Idempotency-Key and read Idempotent-Replayed / Retry-After.
+    // Browsers may send Idempotency-Key and read Idempotent-Replayed / Retry-After.
     cors: {
       origin: '*',
       allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key'],
