@@ -13,7 +13,11 @@ import {
   idempotentDirectiveTypeDefs,
   useIdempotency,
 } from 'mutation-guard/graphql';
-import { idempotency, idempotencyErrorFormatter } from 'mutation-guard/trpc';
+import {
+  assertIdempotencySetup,
+  idempotency,
+  idempotencyErrorFormatter,
+} from 'mutation-guard/trpc';
 import { z } from 'zod';
 
 export interface PaymentsOptions {
@@ -77,12 +81,15 @@ export function createPayments<Tx>(guard: Guard<Tx>, options: PaymentsOptions = 
     errorFormatter: idempotencyErrorFormatter,
   });
   const guarded = idempotency({ guard, scope: (ctx: TrpcContext) => ctx.accountId });
-  const router = t.router({
-    pay: t.procedure
-      .input(z.object({ amount: z.number().int().positive(), idempotencyKey: z.string() }))
-      .concat(guarded)
-      .mutation(({ ctx, input }) => pay(ctx.idempotency.tx, ctx.accountId, input.amount)),
-  });
+  // Checked where it is built: a guarded query or an .output() before the guard throws here.
+  const router = assertIdempotencySetup(
+    t.router({
+      pay: t.procedure
+        .input(z.object({ amount: z.number().int().positive(), idempotencyKey: z.string() }))
+        .concat(guarded)
+        .mutation(({ ctx, input }) => pay(ctx.idempotency.tx, ctx.accountId, input.amount)),
+    }),
+  );
 
   return { yoga, router };
 }
