@@ -1,6 +1,6 @@
 /**
  * Routes one node:http server: /graphql to Yoga, /trpc to tRPC's node adapter, GET /health.
- * Yoga does its own CORS; the tRPC and health routes get theirs here (SPEC S21).
+ * Yoga does its own CORS; the tRPC and health routes get theirs here.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { AnyTRPCRouter } from '@trpc/server';

@@ -1,5 +1,5 @@
 /**
- * Crashes (issue 6; SPEC S7, S8, S10, S11): a server process SIGKILLed after the claim,
+ * Crashes (SPEC S7, S8, S10, S11): a server process SIGKILLed after the claim,
  * inside the business transaction, and after the commit, on a SQLite file and on Postgres,
  * over tRPC and over GraphQL. The quick set: every point once per store and surface.
  * `npm run soak` runs 100+ random ones.

@@ -1,5 +1,5 @@
 /**
- * Takeover (issue 6; SPEC S8, S11): an original slower than its lease, and a retry. Two
+ * Takeover (SPEC S8, S11): an original slower than its lease, and a retry. Two
  * ways to be slow: before its transaction begins (the retry takes over, the original's
  * fenced transaction then refuses to run), and inside its transaction (the claim is held:
  * row lock on Postgres, the connection lock on SQLite, so the retry cannot take over).
