@@ -193,7 +193,6 @@ function contract(service: () => Service, pay: PayThrough, dialect: 'sqlite' | '
     expect(exchangesOf(service(), lost.customerId)).toHaveLength(3);
 
     const controller = new AbortController();
-    const started = Date.now();
     const slow = { attempts: 50, baseDelayMs: 200, maxDelayMs: 200, deadlineMs: 60_000 };
     const abandoned = input('cus_unreachable');
     const call = through({
@@ -202,14 +201,19 @@ function contract(service: () => Service, pay: PayThrough, dialect: 'sqlite' | '
       signal: controller.signal,
       retry: slow,
     });
-    setTimeout(() => controller.abort(), 500);
+    let abortedAt = 0;
+    setTimeout(() => {
+      abortedAt = Date.now();
+      controller.abort();
+    }, 500);
     const aborted = await call;
     expect(aborted.ok).toBe(false);
-    expect(Date.now() - started).toBeLessThan(1_500);
-    const sent = exchangesOf(service(), abandoned.customerId).length;
-    expect(sent).toBeGreaterThan(0);
+    expect(Date.now() - abortedAt).toBeLessThan(300);
     await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(exchangesOf(service(), abandoned.customerId)).toHaveLength(sent);
+    const log = exchangesOf(service(), abandoned.customerId);
+    expect(log.length).toBeGreaterThan(0);
+    // A request already on its way when the abort came may still arrive; none starts later.
+    expect(log.filter((e) => e.at > abortedAt + 100)).toEqual([]);
     expect(await listPayments(service().direct, acct)).toHaveLength(0);
   });
 }
@@ -243,8 +247,9 @@ export function keyOf(exchange: Exchange): string | undefined {
   return /"idempotencyKey":"([^"]+)"/.exec(exchange.request.body)?.[1];
 }
 
-/** The payment in a GraphQL or tRPC answer body. */
+/** The payment in a GraphQL or tRPC answer body (without the `__typename` Apollo asks for). */
 export function paymentIn(exchange: Exchange): Payment {
   const body = JSON.parse(exchange.body ?? 'null');
-  return body?.data?.createPayment ?? body?.result?.data;
+  const { __typename: _, ...payment } = body?.data?.createPayment ?? body?.result?.data ?? {};
+  return payment;
 }
