@@ -8,7 +8,7 @@ import { IDEMPOTENCY_KEY_HEADER, newIdempotencyKey } from './keys.js';
 import { RETRY_DEFAULTS, type RetryOptions, withRetries } from './retry.js';
 import { answerVerdict, codesInBody, networkVerdict, type Verdict } from './verdict.js';
 
-export type Fetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export type Fetch = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 
 export interface IdempotentFetchOptions extends RetryOptions {
   /**

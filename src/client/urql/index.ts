@@ -113,7 +113,7 @@ function withReceipt(result: OperationResult): OperationResult {
   return { ...result, extensions: { ...result.extensions, idempotency: { ...receipt } } };
 }
 
-function headersObject(headers: HeadersInit | undefined): Record<string, string> {
+function headersObject(headers: RequestInit['headers']): Record<string, string> {
   if (!headers) return {};
   return Object.fromEntries(new Headers(headers).entries());
 }
