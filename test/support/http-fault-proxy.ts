@@ -54,6 +54,12 @@ export interface HttpFaultProxy {
   readonly exchanges: readonly Exchange[];
   /** Decides each request's fault; `pass` by default. */
   setFaults(decide: (request: SeenRequest) => Fault): void;
+  /**
+   * With `false`, every answer closes its connection. Browsers silently re-send a request
+   * (POST included) whose reused connection died before any answer byte; a fresh connection
+   * per request makes the client's own retry the only one.
+   */
+  setKeepAlive(keepAlive: boolean): void;
   close(): Promise<void>;
 }
 
@@ -61,6 +67,7 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
   const upstream = new URL(target);
   const exchanges: Exchange[] = [];
   let decide: (request: SeenRequest) => Fault = () => ({ kind: 'pass' });
+  let keepAlive = true;
 
   const server: Server = createServer(async (req, res) => {
     const at = Date.now();
@@ -101,6 +108,7 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
     delete headers['transfer-encoding'];
     delete headers.connection;
     delete headers['keep-alive'];
+    if (!keepAlive) res.shouldKeepAlive = false;
     res.writeHead(reply.status, { ...headers, 'content-length': Buffer.byteLength(reply.body) });
     res.end(reply.body, () => {
       exchange.delivered = true;
@@ -115,6 +123,9 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
     exchanges,
     setFaults(next) {
       decide = next;
+    },
+    setKeepAlive(value) {
+      keepAlive = value;
     },
     close: () =>
       new Promise<void>((resolve) => {
