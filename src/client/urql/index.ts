@@ -11,6 +11,7 @@
 import {
   type CombinedError,
   type Exchange,
+  makeOperation,
   mapExchange,
   type Operation,
   type OperationResult,
@@ -85,26 +86,23 @@ function keyed(operation: Operation, newKey: () => string, retry: RetryOptions):
   const retrying = idempotentFetch(counted, { ...retry, isMutation: () => true });
   const fetchOptions =
     typeof context.fetchOptions === 'function' ? context.fetchOptions() : context.fetchOptions;
-  return {
-    ...operation,
-    context: {
-      ...context,
-      idempotencyKey: key,
-      [RECEIPT]: receipt,
-      fetchOptions: {
-        ...fetchOptions,
-        headers: { ...headersObject(fetchOptions?.headers), [IDEMPOTENCY_KEY_HEADER]: key },
-      },
-      fetch: (input, init) =>
-        retrying(input, {
-          ...init,
-          signal:
-            callerSignal && init?.signal
-              ? anySignal([callerSignal, init.signal])
-              : (callerSignal ?? init?.signal ?? null),
-        }),
+  return makeOperation(operation.kind, operation, {
+    ...context,
+    idempotencyKey: key,
+    [RECEIPT]: receipt,
+    fetchOptions: {
+      ...fetchOptions,
+      headers: { ...headersObject(fetchOptions?.headers), [IDEMPOTENCY_KEY_HEADER]: key },
     },
-  };
+    fetch: (input, init) =>
+      retrying(input, {
+        ...init,
+        signal:
+          callerSignal && init?.signal
+            ? anySignal([callerSignal, init.signal])
+            : (callerSignal ?? init?.signal ?? null),
+      }),
+  });
 }
 
 function withReceipt(result: OperationResult): OperationResult {
