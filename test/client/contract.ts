@@ -56,12 +56,12 @@ export function clientContract(name: string, pay: PayThrough): void {
         service = await startService(dialect);
       });
       afterAll(() => service?.stop());
-      contract(() => service, pay, dialect);
+      contract(() => service, pay);
     });
   }
 }
 
-function contract(service: () => Service, pay: PayThrough, dialect: 'sqlite' | 'postgres'): void {
+function contract(service: () => Service, pay: PayThrough): void {
   const account = () => {
     const id = `acct_client_${randomBytes(6).toString('hex')}`;
     service().accounts.push(id);
@@ -131,34 +131,28 @@ function contract(service: () => Service, pay: PayThrough, dialect: 'sqlite' | '
     expect(paid.some((p) => p.ok && !p.replayed)).toBe(true);
   });
 
-  // The SQLite store serialises guarded mutations on its one connection: a duplicate waits
-  // for the original and is replayed, so only Postgres answers it with 409 (under CI=true
-  // Postgres always runs).
-  it.skipIf(dialect === 'sqlite')(
-    `S10/S29: a 409 IDEMPOTENCY_KEY_IN_USE is waited out for its Retry-After, then the first answer comes${dialect === 'sqlite' ? ' (skipped: the SQLite store replays a duplicate instead of 409)' : ''}`,
-    async () => {
-      const acct = account();
-      const intent = input('cus_409');
-      service().proxy.setFaults((request) =>
-        customerOf(request) === intent.customerId &&
-        exchangesOf(service(), intent.customerId).length === 0
-          ? { kind: 'cut-in-flight' }
-          : { kind: 'pass' },
-      );
-      const result = await through({ account: acct, input: intent });
+  it('S10/S29: a 409 IDEMPOTENCY_KEY_IN_USE is waited out for its Retry-After, then the first answer comes', async () => {
+    const acct = account();
+    const intent = input('cus_409');
+    service().proxy.setFaults((request) =>
+      customerOf(request) === intent.customerId &&
+      exchangesOf(service(), intent.customerId).length === 0
+        ? { kind: 'cut-in-flight' }
+        : { kind: 'pass' },
+    );
+    const result = await through({ account: acct, input: intent });
 
-      const log = exchangesOf(service(), intent.customerId);
-      const conflict = log.findIndex((e) => e.status === 409 && e.delivered);
-      expect(conflict, JSON.stringify(log.map((e) => [e.fault, e.status]))).toBeGreaterThan(0);
-      const next = log[conflict + 1]!;
-      const retryAfter = Number(log[conflict]!.headers?.['retry-after']) * 1000;
-      expect(retryAfter).toBeGreaterThanOrEqual(1000);
-      expect(next.at - log[conflict]!.at).toBeGreaterThanOrEqual(retryAfter - 50);
-      expect(result).toMatchObject({ ok: true, replayed: true });
-      if (result.ok) expect(result.payment).toEqual(paymentIn(log.find((e) => e.status === 200)!));
-      expect(await listPayments(service().direct, acct)).toHaveLength(1);
-    },
-  );
+    const log = exchangesOf(service(), intent.customerId);
+    const conflict = log.findIndex((e) => e.status === 409 && e.delivered);
+    expect(conflict, JSON.stringify(log.map((e) => [e.fault, e.status]))).toBeGreaterThan(0);
+    const next = log[conflict + 1]!;
+    const retryAfter = Number(log[conflict]!.headers?.['retry-after']) * 1000;
+    expect(retryAfter).toBeGreaterThanOrEqual(1000);
+    expect(next.at - log[conflict]!.at).toBeGreaterThanOrEqual(retryAfter - 50);
+    expect(result).toMatchObject({ ok: true, replayed: true });
+    if (result.ok) expect(result.payment).toEqual(paymentIn(log.find((e) => e.status === 200)!));
+    expect(await listPayments(service().direct, acct)).toHaveLength(1);
+  });
 
   it('S28/S29: a key the caller passes is used, and 422 and 400 answers are never retried', async () => {
     const acct = account();
