@@ -8,7 +8,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import ts from 'typescript';
 
 const CLIENT_SOURCES = new URL('../../src/client/', import.meta.url);
 const MODULE_PATH = /^\/client\/([a-z-]+)\.js$/;
@@ -34,6 +33,8 @@ async function clientModule(name: string): Promise<string> {
   const cached = compiled.get(name);
   if (cached !== undefined) return cached;
   const source = await readFile(new URL(`${name}.ts`, CLIENT_SOURCES), 'utf8');
+  // Loaded on the first page view only: the service starts without the compiler.
+  const { default: ts } = await import('typescript');
   const { outputText } = ts.transpileModule(source, {
     compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
   });
