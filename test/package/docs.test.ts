@@ -89,25 +89,17 @@ describe('links and maps in the published package', () => {
     )[0]!.files.map((f) => f.path),
   );
 
-  // Pages written on other branches at the same time; until they land, links to them are
-  // listed here rather than failing. Once the files exist they are checked like any other.
-  const LANDING_ELSEWHERE = new Set(['docs/security.md', 'docs/migrations.md']);
-
   it('every relative link of the README and the docs points at a packed file', () => {
     const documents = ['README.md', 'src/trpc/README.md', ...filesUnder('docs', /\.md$/)];
     const broken: string[] = [];
-    const pending = new Set<string>();
     for (const document of documents) {
       expect(packed.has(document), document).toBe(true);
       for (const [, target] of read(document).matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^[a-z]+:|^#/.test(target!)) continue;
         const path = normalize(join(dirname(document), target!.replace(/#.*$/, '')));
-        if (packed.has(path)) continue;
-        if (LANDING_ELSEWHERE.has(path) && !existsSync(join(ROOT, path))) pending.add(path);
-        else broken.push(`${document} -> ${target}`);
+        if (!packed.has(path)) broken.push(`${document} -> ${target}`);
       }
     }
-    if (pending.size > 0) console.warn(`[docs.test] not written yet: ${[...pending].join(', ')}`);
     expect(broken).toEqual([]);
   });
 
