@@ -18,11 +18,11 @@ export async function createFastifyApp({ yoga, router }: PaymentsApp): Promise<F
     prefix: '/trpc',
     trpcOptions: {
       router,
-      // A Fastify reply is not a Node response: hand the middleware the one underneath
-      // (`res.raw`). Headers set on it go out with the reply Fastify sends.
+      // The middleware reads the key from `req` and writes Idempotent-Replayed and
+      // Retry-After on `res`; `info` lets it see every call of a batch.
       createContext: ({ req, res, info }: CreateFastifyContextOptions) => ({
         req,
-        res: res.raw,
+        res,
         info,
         accountId: accountOf(req.headers),
       }),

@@ -34,7 +34,8 @@ export interface IdempotencyMiddlewareOptions<TContext extends object = object, 
   /**
    * Where `Idempotent-Replayed: true` (SPEC S9) and `Retry-After` (S10) are written.
    * @default `ctx.resHeaders` (fetch adapter), else `ctx.res.setHeader` (standalone /
-   * node-http / Express); nothing for `createCaller`
+   * node-http / Express), else `ctx.res.raw.setHeader` (a Fastify reply); nothing for
+   * `createCaller`
    */
   responseHeaders?: (ctx: TContext) => ResponseHeadersLike | undefined;
   /**

@@ -1,7 +1,8 @@
 /**
  * How the middleware reaches the HTTP request behind a tRPC call. tRPC hands procedures only
  * the app's context, so these read what the common adapters put there when `createContext`
- * passes its options on (`({ req, res, resHeaders, info }) => ({ req, res, resHeaders, info })`).
+ * passes its options on (`({ req, res, resHeaders, info }) => ({ req, res, resHeaders, info })`),
+ * whichever adapter it is: fetch, standalone / node-http, Express or Fastify.
  */
 
 /** A fetch `Headers`, or node's `IncomingHttpHeaders` (lower-case names). */
@@ -22,7 +23,7 @@ export interface RequestInfoLike {
 
 type LooseContext = {
   req?: { headers?: unknown; url?: unknown };
-  res?: { setHeader?: unknown; headersSent?: unknown };
+  res?: { setHeader?: unknown; headersSent?: unknown; raw?: unknown };
   resHeaders?: unknown;
   headers?: unknown;
   info?: unknown;
@@ -40,12 +41,26 @@ export function defaultResponseHeaders(ctx: object): ResponseHeadersLike | undef
   if (resHeaders && typeof (resHeaders as Headers).set === 'function') {
     return resHeaders as ResponseHeadersLike;
   }
-  if (res && typeof res.setHeader === 'function') {
-    const node = res as { setHeader(name: string, value: string): void; headersSent?: boolean };
+  const node = nodeResponse(res) ?? nodeResponse(res?.raw);
+  if (node) {
     // A streamed batch may have sent its headers already; a late header would throw.
     return { set: (name, value) => (node.headersSent ? undefined : node.setHeader(name, value)) };
   }
   return undefined;
+}
+
+type NodeResponseLike = { setHeader(name: string, value: string): void; headersSent?: boolean };
+
+/**
+ * A node `ServerResponse` (standalone, node-http, Express). A Fastify reply is not one, but
+ * its `.raw` is: headers set there go out with the reply Fastify sends, and its
+ * `headersSent` tells when that has already happened.
+ */
+function nodeResponse(value: unknown): NodeResponseLike | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  return typeof (value as NodeResponseLike).setHeader === 'function'
+    ? (value as NodeResponseLike)
+    : undefined;
 }
 
 export function defaultRequestInfo(ctx: object): RequestInfoLike | undefined {

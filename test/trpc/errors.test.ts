@@ -65,7 +65,7 @@ function failingGuard(error: IdempotencyError): Guard<never> {
   };
 }
 
-describe.each(['standalone', 'fetch'] as const)(
+describe.each(['standalone', 'fetch', 'fastify'] as const)(
   'Retry-After over HTTP, %s adapter (SPEC S10, S19)',
   (adapter) => {
     it("S10/S19: the Retry-After header and data.retryAfterSeconds are exactly the guard's retryAfterSeconds", async () => {

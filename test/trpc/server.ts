@@ -1,14 +1,17 @@
 /**
  * Real HTTP on loopback: the app served by tRPC's standalone adapter (node's
- * IncomingMessage / ServerResponse) or by the fetch adapter behind node's http server, and
- * a real @trpc/client that records each response's headers.
+ * IncomingMessage / ServerResponse), by the fetch adapter behind node's http server, or by
+ * tRPC's Fastify plugin (a Fastify request and reply), and a real @trpc/client that records
+ * each response's headers.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTRPCClient, httpBatchLink, httpLink } from '@trpc/client';
 import type { AnyTRPCRouter } from '@trpc/server';
+import { type CreateFastifyContextOptions, fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { createHTTPServer } from '@trpc/server/adapters/standalone';
+import Fastify from 'fastify';
 import superjson from 'superjson';
 import type { AppRouter } from './app.js';
 
@@ -21,11 +24,12 @@ export interface Served {
 /** `x-user` picks the caller (the scope); the adapter's options go into the context as-is. */
 export async function serve(
   router: AnyTRPCRouter,
-  adapter: 'standalone' | 'fetch' = 'standalone',
+  adapter: 'standalone' | 'fetch' | 'fastify' = 'standalone',
   options: { withInfo?: boolean } = {},
 ): Promise<Served> {
   // Some apps build their context without tRPC's `info`; the middleware must cope.
   const keep = <T>(info: T) => (options.withInfo === false ? undefined : info);
+  if (adapter === 'fastify') return serveFastify(router, keep);
   const server =
     adapter === 'standalone'
       ? createHTTPServer({
@@ -93,6 +97,28 @@ export function rawMutation(
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(superjson.serialize(input)),
   });
+}
+
+/** The context gets Fastify's own request and reply, as tRPC's Fastify docs write it. */
+async function serveFastify(
+  router: AnyTRPCRouter,
+  keep: <T>(info: T) => T | undefined,
+): Promise<Served> {
+  const app = Fastify();
+  await app.register(fastifyTRPCPlugin, {
+    prefix: '/trpc',
+    trpcOptions: {
+      router,
+      createContext: ({ req, res, info }: CreateFastifyContextOptions) => ({
+        req,
+        res,
+        info: keep(info),
+        userId: user(req.raw),
+      }),
+    },
+  });
+  const origin = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url: `${origin}/trpc`, close: () => app.close() };
 }
 
 function user(req: IncomingMessage): string {
