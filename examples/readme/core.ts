@@ -20,7 +20,11 @@ export async function refundHandler(request: Request, accountId: string): Promis
     const { value, replayed } = await guard.run({
       scope: accountId,
       key,
-      fingerprint: fingerprint({ surface: 'rest', operation: 'POST /refunds', input: body }),
+      // With the guard's options, its maxInputBytes and maxInputDepth bound the request.
+      fingerprint: fingerprint(
+        { surface: 'rest', operation: 'POST /refunds', input: body },
+        guard.options,
+      ),
       operation: 'POST /refunds',
       work: async (tx) => {
         void tx; // write your rows through `tx` (a Drizzle database inside the transaction)

@@ -105,6 +105,24 @@ describe('README examples run', () => {
     expect((await post({ paymentId: 'p1', amount: 3 })).status).toBe(400);
   });
 
+  it('S5: the core example answers 413 for an input nested deeper than the guard allows, before any claim', async () => {
+    let deep: object = { paymentId: 'p2', amount: 1 };
+    for (let level = 0; level < 200; level++) deep = { deep };
+    const post = () =>
+      refundHandler(
+        new Request('http://localhost/refunds', {
+          method: 'POST',
+          headers: { 'idempotency-key': 'readme-core-deep' },
+          body: JSON.stringify(deep),
+        }),
+        'acct_1',
+      );
+    const [first, again] = [await post(), await post()];
+    expect(first.status).toBe(413);
+    expect((await first.json()).code).toBe('IDEMPOTENCY_INPUT_TOO_LARGE');
+    expect(again.status).toBe(413);
+  });
+
   describe.skipIf(!pg.realPostgres)(
     `the Postgres example${pg.skipReason ? ` (${pg.skipReason})` : ''}`,
     () => {
