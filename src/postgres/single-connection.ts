@@ -44,9 +44,8 @@ export interface SingleConnection {
 
 export function singleConnection(db: AnyPgDatabase, table: string): SingleConnection {
   const client = (db as { $client?: object }).$client ?? db;
-  let records = inFlight.get(client);
-  if (!records) inFlight.set(client, (records = new Map()));
-  const running_ = records;
+  const held = inFlight.get(client) ?? new Map<string, StoredRecord>();
+  inFlight.set(client, held);
   const id = ({ scope, key }: RecordKey) => JSON.stringify([table, scope, key]);
   return {
     outerTransaction() {
@@ -57,17 +56,17 @@ export function singleConnection(db: AnyPgDatabase, table: string): SingleConnec
       return running.run({ client, tx }, work);
     },
     running(record) {
-      const held = running_.get(id(record));
-      return held && { ...held, readAt: new Date() };
+      const now = held.get(id(record));
+      return now && { ...now, readAt: new Date() };
     },
     async holding(record, work) {
       const name = id(record);
       // A nested call of the same key never gets here: its claim finds this entry (409).
-      running_.set(name, record);
+      held.set(name, record);
       try {
         return await work();
       } finally {
-        running_.delete(name);
+        held.delete(name);
       }
     },
   };
