@@ -104,7 +104,12 @@ describe('PGlite (one connection)', () => {
       g.run(
         call('outer-3', async (tx) => {
           await insert(tx, 'outer-3');
-          await g.run(call('inner-3', async (innerTx) => (await insert(innerTx, 'inner-3'), 'x')));
+          await g.run(
+            call('inner-3', async (innerTx) => {
+              await insert(innerTx, 'inner-3');
+              return 'x';
+            }),
+          );
           throw new Error('outer failed');
         }),
       ),
