@@ -160,15 +160,17 @@ export function buildQueries(t: PgIdempotencyTable, { asyncClaim }: { asyncClaim
      * subquery, computed once per statement (an InitPlan): `clock_timestamp()` itself is
      * volatile, and a volatile comparison cannot be an index condition, so the planner would
      * scan the whole table for a handful of expired rows instead of `<table>_expires_at_idx`.
+     * The batch is then deleted by `ctid = any(array(...))`, a TID scan; with `ctid in (...)`
+     * the planner joins the batch against a scan of the whole table.
      */
     purge: build(sql`
       with deleted as (
-        delete from ${t} where ctid in (
+        delete from ${t} where ctid = any(array(
           select ctid from ${t}
           where expires_at <= (select clock_timestamp())
           limit ${p('batchSize')}
           for update skip locked
-        )
+        ))
         returning 1
       )
       select count(*)::int as count from deleted`),
