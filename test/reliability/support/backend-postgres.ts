@@ -18,6 +18,10 @@ function connect(config: BackendConfig): { db: AnyPgDatabase; close(): Promise<v
       max: config.poolSize ?? 10,
       // Outage tests cut connections: a dead connect must fail fast (503), not hang.
       connect_timeout: 2,
+      // postgres.js (3.4.9) drops the promise of its array-type query on each new
+      // connection: a link cut during that query is an unhandled rejection, which ends the
+      // process whatever the store does (porsager/postgres#1192). Apps on flaky links set this.
+      fetch_types: false,
       onnotice: () => {},
     });
     return { db: drizzlePostgresJs({ client }), close: () => client.end({ timeout: 2 }) };
