@@ -15,14 +15,12 @@
  * Multi-connection drivers need neither: the claim runs on another connection.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { entityKind } from 'drizzle-orm';
 import type { RecordKey, StoredRecord } from '../store.js';
-import type { AnyPgDatabase } from './db.js';
+import { type AnyPgDatabase, driverOf } from './db.js';
 
 /** True when `db` runs on PGlite (its Drizzle session), which has a single connection. */
 export function isSingleConnection(db: AnyPgDatabase): boolean {
-  const session = db._.session as unknown as { constructor: { [entityKind]?: string } };
-  return session.constructor[entityKind] === 'PgliteSession';
+  return driverOf(db) === 'pglite';
 }
 
 /** One per process: an AsyncLocalStorage per store would slow every await (see sqlite/lock). */

@@ -38,7 +38,7 @@
  * we let them propagate: the guard turns store failures into 503 (S15).
  */
 import { randomUUID } from 'node:crypto';
-import { getTableName, is, type Query } from 'drizzle-orm';
+import { getTableName, is, type Query, sql } from 'drizzle-orm';
 import { type PgSession, PgTransaction } from 'drizzle-orm/pg-core';
 import {
   type ClaimRequest,
@@ -52,7 +52,7 @@ import {
   type StoredRecord,
 } from '../store.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
-import { type AnyPgDatabase, type PgTransactionOf, rowsOf } from './db.js';
+import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
 import { buildQueries, type ClaimRow, type RecordRow } from './queries.js';
 import { retryingSerializationFailures } from './serialization.js';
 import { isSingleConnection, singleConnection } from './single-connection.js';
@@ -67,6 +67,8 @@ export interface PostgresStoreOptions {
    */
   table?: PgIdempotencyTable | string;
 }
+
+const READ_COMMITTED = sql`set transaction isolation level read committed`;
 
 /** A claim that lost every race in a row (a record deleted between our statements). */
 const CLAIM_ATTEMPTS = 5;
@@ -89,6 +91,13 @@ export function postgresStore<Db extends AnyPgDatabase>(
   const q = buildQueries(t, { asyncClaim: !is(db, PgTransaction) });
   absorbPoolConnectionErrors(db);
   const single = isSingleConnection(db) ? singleConnection(db, getTableName(t)) : undefined;
+  /**
+   * postgres.js: Drizzle sets a transaction's isolation level with a statement of its own
+   * before our callback runs. Were the connection lost under that statement, postgres.js
+   * would send its ROLLBACK on the dead socket and crash the process (transaction.ts), so
+   * we send it ourselves, first thing in the callback, where a loss is handled.
+   */
+  const isolationInside = driverOf(db) === 'postgres.js';
   // A claim joined to an outer transaction must not weaken that transaction's commit.
   const joinedClaimOrRead = single && buildQueries(t, { asyncClaim: false }).claimOrRead;
 
@@ -184,9 +193,12 @@ export function postgresStore<Db extends AnyPgDatabase>(
         outer
           ? // Nested in guarded work on PGlite: a savepoint of the outer transaction.
             (callback) => outer.transaction(callback)
-          : (callback) => db.transaction(callback, { isolationLevel: 'read committed' }),
+          : isolationInside
+            ? (callback) => db.transaction(callback)
+            : (callback) => db.transaction(callback, { isolationLevel: 'read committed' }),
         async (tx) => {
           absorbConnectionErrors(tx);
+          if (isolationInside && !outer) await tx.execute(READ_COMMITTED);
           // Holding this row lock until commit is what keeps a takeover out while we run (S11).
           const [held] = rowsOf<RecordRow>(await prepare(tx, q.lock).execute(fenceValues(fence)));
           if (!held) throw new LeaseLostError();

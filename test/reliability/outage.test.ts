@@ -104,9 +104,9 @@ for (const driver of POSTGRES_DRIVERS)
         expect(stop, 'clients gave up: the service did not recover').toBe(false);
         expect([...statuses].filter((status) => ![200, 409, 503].includes(status))).toEqual([]);
         expect(log.filter((entry) => entry.sentDown).length).toBeGreaterThan(0);
-    // node-postgres fails a call at once when it cannot connect; postgres.js holds it until
-    // a reconnect succeeds, so its calls sent while down are answered after recovery.
-    if (driver === 'node-postgres') expect(during.length).toBeGreaterThan(0);
+        // node-postgres fails a call at once when it cannot connect; postgres.js holds it until
+        // a reconnect succeeds, so its calls sent while down are answered after recovery.
+        if (driver === 'node-postgres') expect(during.length).toBeGreaterThan(0);
         // S15: while the database is away, every guarded mutation fails closed.
         expect(during.filter((entry) => entry.answer.status !== 503)).toEqual([]);
         expect(
