@@ -157,7 +157,9 @@ describe.skipIf(!cluster.bin)(
           const ids = new Set(rows.map((row) => String(row.id)));
           expect(paidBefore.filter((a) => !ids.has(a.paymentId!))).toEqual([]);
         } finally {
-          await opened.close().catch(() => {});
+          // node-postgres's pool.end() sometimes never resolves after its connections were
+          // killed under it (seen on the outage suite before this one); the test is over.
+          await Promise.race([opened.close().catch(() => {}), sleep(3000)]);
         }
       }, 60_000);
     }
