@@ -14,7 +14,7 @@ export default defineConfig({
         replacement: new URL('./src/index.ts', import.meta.url).pathname,
       },
       {
-        find: /^mutation-guard\/(graphql|trpc|sqlite|postgres)$/,
+        find: /^mutation-guard\/(graphql|trpc|sqlite|postgres|client|client\/trpc|client\/apollo|client\/urql)$/,
         replacement: new URL('./src/$1/index.ts', import.meta.url).pathname,
       },
     ],

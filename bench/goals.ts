@@ -1,5 +1,5 @@
 /**
- * The goals of issue 7, checked against one run's medians:
+ * The project's cost goals (docs/benchmarks.md), checked against one run's medians:
  * - a fresh guarded mutation costs at most 1.25× the unguarded one on SQLite, and at most the
  *   unguarded one plus 2 database round trips on Postgres (a round trip: a raw `SELECT 1`,
  *   measured in the same rounds);

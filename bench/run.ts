@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: measures what the guard costs (issue 7) and publishes it. Runs the
+ * `npm run bench`: measures what the guard costs and publishes it. Runs the
  * in-process cases on SQLite and then on Postgres, the HTTP load on Postgres, checks the
  * goals, prints the tables, writes bench/results/latest.json, docs/benchmarks.md and
  * docs/benchmark-ratios.svg.

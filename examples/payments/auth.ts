@@ -1,9 +1,12 @@
 /**
  * A stand-in for authentication: `Authorization: Bearer <accountId>` names the account, and
- * the account is the idempotency scope (SPEC S4), so one account's keys never replay another's.
+ * the account is the idempotency scope: the principal whose payment an answer holds. A
+ * replay skips the resolvers (and any permission check in them), so the scope must be no
+ * wider than who may see the answer; with one account per scope, one account's keys never
+ * replay another's.
  *
  * Mutations without an account are refused with 401 BEFORE the idempotency guard sees them,
- * so nothing is claimed or stored for them (SPEC S13).
+ * so nothing is claimed or stored for them.
  */
 import type { Plugin } from '@envelop/core';
 import { GraphQLError, getOperationAST } from 'graphql';

@@ -2,6 +2,8 @@
  * The demo's knobs, all from the environment (see README "Quick start"). Bad values stop
  * the server at start with a message naming the variable, rather than being ignored.
  */
+import { redactUrl } from './redact.js';
+
 export interface DemoConfig {
   port: number;
   /** `postgres://...` selects Postgres; unset selects the embedded SQLite file. */
@@ -17,7 +19,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
   const databaseUrl = env.DATABASE_URL?.trim() || undefined;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new Error(
-      `DATABASE_URL must start with postgres:// (got ${JSON.stringify(databaseUrl)}).`,
+      `DATABASE_URL must start with postgres:// or postgresql:// (got ${JSON.stringify(redactUrl(databaseUrl))}).`,
     );
   }
   return {

@@ -19,6 +19,7 @@ import {
   postgresPaymentsRepository,
   sqlitePaymentsRepository,
 } from './payments-repository.js';
+import { maskPassword, redactUrl } from './redact.js';
 import { CREATE_PG_PAYMENTS, CREATE_SQLITE_PAYMENTS } from './tables.js';
 
 export interface AppDatabase<Tx> {
@@ -61,7 +62,9 @@ function openSqliteFile(path: string): OpenDatabase {
 async function openPostgres(url: string): Promise<OpenDatabase> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle client's error (a server restart) must not crash the process; queries still fail.
-  pool.on('error', (error) => console.error('postgres pool error:', error.message));
+  pool.on('error', (error) =>
+    console.error('postgres pool error:', maskPassword(error.message, url)),
+  );
   const db = drizzlePg({ client: pool });
   try {
     await migratePostgres(db); // safe when several processes start at once
@@ -72,7 +75,7 @@ async function openPostgres(url: string): Promise<OpenDatabase> {
   }
   return {
     dialect: 'postgres',
-    description: `Postgres (${redact(url)})`,
+    description: `Postgres (${redactUrl(url)})`,
     store: postgresStore(db),
     payments: postgresPaymentsRepository(db),
     close: () => pool.end(),
@@ -89,15 +92,4 @@ async function createPaymentsTable(db: ReturnType<typeof drizzlePg>): Promise<vo
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext('mutation-guard-demo:payments'))`);
     for (const statement of CREATE_PG_PAYMENTS) await tx.execute(sql.raw(statement));
   });
-}
-
-/** The URL without its password, for logs. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres';
-  }
 }

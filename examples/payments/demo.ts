@@ -1,13 +1,18 @@
 /**
  * `npm run demo`: a scripted retry storm against the payments service, on GraphQL and tRPC.
  *
- * By default it starts the service itself (a child process on a free port, a temporary
- * SQLite file, PAYMENT_LATENCY_MS=300 so that duplicates meet a payment in flight). Set
- * DEMO_URL=http://localhost:4000 to storm a service you started yourself instead (say on
- * Postgres, with several processes behind a proxy).
+ * Where it storms, from the environment:
+ * - nothing set: it starts the service itself (a child process on a free port) on a
+ *   throw-away SQLite file;
+ * - DATABASE_URL=postgres://...: it starts the service itself on that Postgres (the demo's
+ *   tables are created if missing; each run uses a fresh account, so earlier rows do not
+ *   count);
+ * - DEMO_URL=http://localhost:4000: it starts nothing and storms a service you started
+ *   yourself (say several processes on one Postgres behind a proxy).
  *
- * It prints one row per key and exits 1 if any key produced more than one payment (or none,
- * or answers that disagree).
+ * The service it starts runs with PAYMENT_LATENCY_MS=300, so that duplicates meet a
+ * payment in flight. It prints one row per key and exits 1 if any key produced more than one
+ * payment (or none, or answers that disagree).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +21,7 @@ import { join } from 'node:path';
 import { printTable, problems } from './demo/report.js';
 import { type ServiceProcess, startService } from './demo/service-process.js';
 import { runStorm } from './demo/storm.js';
+import { redactUrl } from './redact.js';
 
 const LATENCY_MS = 300;
 
@@ -25,16 +31,19 @@ async function main(): Promise<number> {
   let tempDir: string | undefined;
   try {
     if (target) {
-      console.log(`Storming ${target} (DEMO_URL)`);
+      console.log(`Storming ${redactUrl(target)} (DEMO_URL)`);
     } else {
-      tempDir = mkdtempSync(join(tmpdir(), 'mutation-guard-demo-'));
+      const databaseUrl = process.env.DATABASE_URL?.trim() || undefined;
+      if (!databaseUrl) tempDir = mkdtempSync(join(tmpdir(), 'mutation-guard-demo-'));
       service = await startService({
         env: {
-          DATABASE_URL: undefined, // always the throw-away SQLite file, even if set outside
-          SQLITE_PATH: join(tempDir, 'payments.sqlite'),
+          DATABASE_URL: databaseUrl,
+          // Used only without DATABASE_URL: a throw-away file, removed at the end.
+          SQLITE_PATH: tempDir ? join(tempDir, 'payments.sqlite') : undefined,
           PAYMENT_LATENCY_MS: String(LATENCY_MS),
         },
       });
+      // The service's own line names the store, with any password masked.
       console.log(`Started the service: ${service.banner.trim()}`);
     }
     const url = target ?? service!.url;

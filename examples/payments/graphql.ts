@@ -1,8 +1,10 @@
 /**
- * The GraphQL surface: Yoga (with GraphiQL at /graphql in a browser), the schema of the
- * service contract, and `useIdempotency` guarding `createPayment` (marked `@idempotent`).
+ * The GraphQL surface: Yoga (with GraphiQL at /graphql in a browser, served from the
+ * installed package so that it needs no internet), the schema of the service contract, and
+ * `useIdempotency` guarding `createPayment` (marked `@idempotent`).
  */
 
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { GraphQLError } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import {
@@ -45,8 +47,11 @@ export type GraphQLContext<Tx> = {
   idempotency?: IdempotencyContext<Tx>;
 };
 
-const EXAMPLE_OPERATION = /* GraphQL */ `# Set the header "Authorization: Bearer acct_demo" below, then run twice:
-# the second answer is replayed (see the Idempotent-Replayed response header).
+const EXAMPLE_OPERATION = /* GraphQL */ `# Headers (below) carry "Authorization: Bearer acct_demo".
+# Run this twice: the second answer is the stored one, with
+# the same id and createdAt (the network tab shows the
+# response header Idempotent-Replayed: true). Change the
+# amount but keep the key: IDEMPOTENCY_KEY_REUSED.
 mutation Pay {
   createPayment(input: { amount: 1299, currency: "EUR", customerId: "cus_42", idempotencyKey: "order-42" }) {
     id
@@ -54,10 +59,6 @@ mutation Pay {
     currency
     createdAt
   }
-}
-
-query Payments {
-  payments { id amount currency customerId createdAt }
 }
 `;
 
@@ -77,7 +78,7 @@ export function createGraphQLHandler<Tx>(guard: Guard<Tx>, service: PaymentsServ
           // `createPayment` is `@idempotent` with a required key.
           const { accountId, idempotency } = context;
           if (!accountId || !idempotency) throw new Error('createPayment ran unguarded');
-          // Inside the guard: a 400 here rolls back and frees the key (S12), so the client
+          // Inside the guard: a 400 here rolls back and frees the key, so the client
           // may fix the input and retry with the same key.
           return service.create(idempotency.tx, accountId, validate(args.input));
         },
@@ -89,12 +90,14 @@ export function createGraphQLHandler<Tx>(guard: Guard<Tx>, service: PaymentsServ
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // GraphiQL from the installed package, not from a CDN: the page works offline.
+    renderGraphiQL,
     graphiql: {
       title: 'mutation-guard payments',
       defaultQuery: EXAMPLE_OPERATION,
       headers: JSON.stringify({ Authorization: 'Bearer acct_demo' }),
     },
-    // S21: browsers may send Idempotency-Key and read Idempotent-Replayed / Retry-After.
+    // Browsers may send Idempotency-Key and read Idempotent-Replayed / Retry-After.
     cors: {
       origin: '*',
       allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key'],

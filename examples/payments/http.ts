@@ -1,10 +1,12 @@
 /**
- * Routes one node:http server: /graphql to Yoga, /trpc to tRPC's node adapter, GET /health.
- * Yoga does its own CORS; the tRPC and health routes get theirs here (SPEC S21).
+ * Routes one node:http server: /graphql to Yoga, /trpc to tRPC's node adapter, GET /health,
+ * and the browser page at / (with the client modules it loads, page.ts).
+ * Yoga does its own CORS; the tRPC and health routes get theirs here.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { AnyTRPCRouter } from '@trpc/server';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
+import { servePage } from './page.js';
 import { createContext } from './trpc.js';
 
 type NodeHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
@@ -30,7 +32,8 @@ export function createRequestListener(
       json(res, 200, { status: 'ok' });
       return;
     }
-    json(res, 404, { error: `Not found: ${pathname}. Try /graphql, /trpc or /health.` });
+    if (servePage(req, res, pathname)) return;
+    json(res, 404, { error: `Not found: ${pathname}. Try /, /graphql, /trpc or /health.` });
   };
 }
 

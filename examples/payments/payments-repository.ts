@@ -14,7 +14,7 @@ import { pgPayments, sqlitePayments } from './tables.js';
 export interface PaymentsRepository<Tx> {
   /**
    * Writes a payment through the guarded transaction `tx`, so that it commits together with
-   * the stored answer or not at all (SPEC S8). Never write payments outside it.
+   * the stored answer or not at all. Never write payments outside it.
    */
   insert(tx: Tx, accountId: string, payment: Payment): Promise<void>;
   /** The account's committed payments, oldest first. */
@@ -24,7 +24,7 @@ export interface PaymentsRepository<Tx> {
 /**
  * SQLite: `tx` is the store's own connection with its transaction open. Reads go through a
  * second, read-only connection (`reader`): on the writer's connection a read issued while a
- * guarded transaction is open would see that transaction's uncommitted rows (SPEC S23), and
+ * guarded transaction is open would see that transaction's uncommitted rows, and
  * in WAL mode a second connection reads the last committed state without waiting.
  */
 export function sqlitePaymentsRepository(

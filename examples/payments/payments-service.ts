@@ -6,7 +6,7 @@ import { newPayment, type Payment, type PaymentInput } from './payment.js';
 import type { PaymentsRepository } from './payments-repository.js';
 
 export interface PaymentsService<Tx> {
-  /** Inserts the payment through `tx` and "charges the card"; runs inside the guard (S8). */
+  /** Inserts the payment through `tx` and "charges the card"; runs inside the guard. */
   create(tx: Tx, accountId: string, input: PaymentInput): Promise<Payment>;
   list(accountId: string): Promise<Payment[]>;
 }

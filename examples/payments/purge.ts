@@ -1,5 +1,5 @@
 /**
- * Deletes expired idempotency records on a schedule (SPEC S14). Records past their retention
+ * Deletes expired idempotency records on a schedule. Records past their retention
  * already count as absent; purging only keeps the table small. With many processes on one
  * Postgres each may run this: purge deletes in bounded batches, so overlapping runs are
  * cheap and harmless.

@@ -12,6 +12,7 @@ import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { openDatabase } from './database.js';
 import { schedulePurge } from './purge.js';
+import { maskPassword } from './redact.js';
 
 async function main(): Promise<void> {
   const config = readConfig();
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
     stopPurge();
     server.closeIdleConnections();
     // Requests still running get a few seconds; their transactions then roll back with the
-    // connection, and their keys free up when the lease ends (SPEC S11).
+    // connection, and their keys free up when the lease ends.
     const force = setTimeout(() => server.closeAllConnections(), 5000);
     force.unref();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -51,8 +52,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(
-    `payments service failed to start: ${error instanceof Error ? error.message : error}`,
+  // Driver errors may quote the connection string: no path prints its password.
+  const message = maskPassword(
+    error instanceof Error ? error.message : String(error),
+    process.env.DATABASE_URL,
   );
+  console.error(`payments service failed to start: ${message}`);
   process.exit(1);
 });

@@ -17,7 +17,7 @@ import type { PaymentsService } from './payments-service.js';
 /**
  * The node adapter's options go into the context as they are: the middleware reads the
  * `Idempotency-Key` header from `req`, writes `Idempotent-Replayed` / `Retry-After` with
- * `res.setHeader`, and checks batches with `info` (SPEC S20).
+ * `res.setHeader`, and checks batches with `info` (one header key for a whole batch is ambiguous).
  */
 export function createContext({ req, res, info }: CreateHTTPContextOptions) {
   return { req, res, info, accountId: accountFromAuthorization(req.headers.authorization) };
@@ -46,7 +46,7 @@ export function createTrpcRouter<Tx>(guard: Guard<Tx>, service: PaymentsService<
     payments: t.router({
       create: authed
         .input(createInput) // a bad input is a 400 BAD_REQUEST before anything is claimed
-        .concat(guarded) // after .input(): the fingerprint covers the validated input (S5)
+        .concat(guarded) // after .input(): the fingerprint covers the validated input
         .mutation(({ ctx, input: { idempotencyKey: _key, ...payment } }) =>
           service.create(ctx.idempotency.tx, ctx.accountId, payment),
         ),

@@ -3,7 +3,7 @@ import { openSqlite, sqliteStore } from 'mutation-guard/sqlite';
 
 const guard = createGuard({
   store: sqliteStore(openSqlite(':memory:')),
-  // S25: one event per decision; keys appear only as a short hash (S26).
+  // One event per decision; keys appear only as a short hash.
   onEvent: (event) => {
     if (event.type === 'failed')
       console.warn('idempotency', event.type, event.keyHash, event.reason);
@@ -39,7 +39,10 @@ export async function refundHandler(request: Request, accountId: string): Promis
   }
 }
 
-/** S14: run this on a schedule (a cron job, or an unref'd interval as here). */
+/**
+ * Expired records are never replayed but stay in the table until purged: run this on a
+ * schedule (a cron job, or an unref'd interval as here).
+ */
 export function schedulePurge(everyMs = 10 * 60 * 1000): NodeJS.Timeout {
   const timer = setInterval(() => {
     guard.purge({ batchSize: 1000 }).catch((error) => console.error('purge failed', error));

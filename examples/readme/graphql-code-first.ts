@@ -41,5 +41,7 @@ const schema = new GraphQLSchema({
 
 export const codeFirstYoga = createYoga({
   schema,
-  plugins: [useIdempotency({ guard, scope: () => 'single-tenant' })],
+  // The scope is whose answer it is: the account your authentication names.
+  context: ({ request }) => ({ accountId: request.headers.get('x-account') ?? 'anonymous' }),
+  plugins: [useIdempotency({ guard, scope: (ctx: { accountId: string }) => ctx.accountId })],
 });

@@ -45,7 +45,7 @@ export const handle = (req: Request) =>
     req,
     router: appRouter,
     // `req` carries the Idempotency-Key header, `resHeaders` gets Idempotent-Replayed and
-    // Retry-After, `info` lets the middleware refuse ambiguous batches (S20).
+    // Retry-After, `info` lets the middleware refuse ambiguous batches.
     createContext: ({ req, resHeaders, info }) => ({
       req,
       resHeaders,

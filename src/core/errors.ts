@@ -16,6 +16,11 @@ export const IDEMPOTENCY_ERRORS = {
   IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'Idempotency key in use' },
   /** S15: the store failed, so the mutation was not run. */
   IDEMPOTENCY_STORE_UNAVAILABLE: { status: 503, title: 'Idempotency store unavailable' },
+  /**
+   * The request (operation and input) is larger or nests deeper than the guard fingerprints
+   * (`maxInputBytes`, `maxInputDepth`); refused before any claim, nothing stored.
+   */
+  IDEMPOTENCY_INPUT_TOO_LARGE: { status: 413, title: 'Idempotent request too large' },
   /** S16: the result was too large to store, so the mutation was rolled back. */
   IDEMPOTENCY_RESULT_TOO_LARGE: { status: 500, title: 'Idempotent result too large' },
 } as const satisfies Record<string, { status: number; title: string }>;

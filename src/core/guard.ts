@@ -1,5 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { type ClaimResult, type Fence, type IdempotencyStore, LeaseLostError } from '../store.js';
+import {
+  type ClaimResult,
+  type Fence,
+  type IdempotencyStore,
+  LeaseLostError,
+  type StoredRecord,
+} from '../store.js';
 import { IdempotencyError } from './errors.js';
 import type { GuardEvent, GuardEventType } from './events.js';
 import { hashKey } from './hash.js';
@@ -9,6 +15,7 @@ import {
   type ResolvedGuardOptions,
   resolveGuardOptions,
 } from './options.js';
+import { redactStoreError } from './redact.js';
 import { isRollback, type Rollback } from './rollback.js';
 
 /** One guarded call, as an adapter (or an app) hands it to `guard.run`. */
@@ -17,9 +24,16 @@ export interface GuardCall<Tx, T> {
   scope: string;
   /** The validated key (see `resolveKey`). */
   key: string;
-  /** `fingerprint(...)` of the request, key excluded (SPEC S5). */
+  /**
+   * `fingerprint(request, guard.options)` of the request, key excluded (SPEC S5). Passing the
+   * guard's options applies its `maxInputBytes` and `maxInputDepth`.
+   */
   fingerprint: string;
-  /** The operation's name, for events and the record. */
+  /**
+   * The operation's name, for events and the record. Names longer than
+   * `MAX_OPERATION_NAME` characters are stored and reported cut short (the fingerprint
+   * covers the full name).
+   */
   operation: string;
   /** Overrides the guard's retention for this call (SPEC S14). */
   retention?: number;
@@ -76,8 +90,9 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
     }
   }
 
-  async function run<T>(call: GuardCall<Tx, T>): Promise<GuardResult<T>> {
+  async function run<T>(guarded: GuardCall<Tx, T>): Promise<GuardResult<T>> {
     const started = performance.now();
+    const call = { ...guarded, operation: boundedOperationName(guarded.operation) };
     const keyHash = hashKey(call.key);
     const retention = call.retention ?? resolved.retention;
     assertPositive('retention', retention);
@@ -107,17 +122,16 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
           { keyHash },
         );
       }
-      if (record.state === 'complete') {
+      // S14: a complete record past its retention is never replayed. The store handed it
+      // back because another request is taking it over right now: it is in flight.
+      if (record.state === 'complete' && record.expiresAt > record.readAt) {
         const value = serializer.parse(record.result ?? 'null') as T;
         report('replayed');
         return { value, replayed: true };
       }
-      const leaseLeftMs = record.leaseExpiresAt
-        ? record.leaseExpiresAt.getTime() - record.readAt.getTime()
-        : 0;
       if (Date.now() >= deadline) {
         report('in-use');
-        throw inUse(keyHash, leaseLeftMs);
+        throw inUse(keyHash, retryAfterSeconds(record));
       }
       // S10: wait without holding a connection, then look again (the loop re-claims, so an
       // expired lease is taken over and a released key is claimed afresh).
@@ -134,6 +148,8 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
     report: (type: GuardEventType, reason?: string) => void,
   ): Promise<GuardResult<T>> {
     let outcome: { value: T } | Rollback<T>;
+    // Kept to scrub it from a store error (S26): a failed completion lists it as a parameter.
+    let storedResult: string | undefined;
     try {
       outcome = await store.transaction(fence, async (tx) => {
         let value: T | Rollback<T>;
@@ -145,6 +161,7 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
         // Throwing rolls the business writes back; the rollback is handled below.
         if (isRollback<T>(value)) throw new RolledBack(value);
         const result = serializeResult(value, keyHash);
+        storedResult = result;
         const completed = await store.complete(
           fence,
           { result, outcome: 'committed', retentionMs: retention },
@@ -154,7 +171,7 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
         return { value };
       });
     } catch (error) {
-      return settleFailure(error, fence, retention, keyHash, report);
+      return settleFailure(error, fence, retention, keyHash, report, storedResult);
     }
     report('completed');
     return { value: outcome.value, replayed: false };
@@ -166,6 +183,7 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
     retention: number,
     keyHash: string,
     report: (type: GuardEventType, reason?: string) => void,
+    result?: string,
   ): Promise<GuardResult<T>> {
     if (error instanceof RolledBack) {
       const { value, keep } = error.rollback as Rollback<T>;
@@ -208,7 +226,7 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
     // if we still can; if not, the lease runs out and a retry takes over.
     await releaseQuietly(fence);
     report('failed', 'store failed during the transaction');
-    throw storeUnavailable(keyHash, error);
+    throw storeUnavailable(keyHash, error, [fence.key, ...(result === undefined ? [] : [result])]);
   }
 
   /**
@@ -248,7 +266,7 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
       });
     } catch (error) {
       report('failed', 'store failed storing a kept error');
-      throw storeUnavailable(keyHash, error);
+      throw storeUnavailable(keyHash, error, [fence.key, result]);
     }
   }
 
@@ -292,23 +310,67 @@ async function claimOrFail<Tx, T>(
     });
   } catch (error) {
     report('failed', 'store failed during claim');
-    throw storeUnavailable(keyHash, error);
+    throw storeUnavailable(keyHash, error, [call.key]);
   }
 }
 
-function inUse(keyHash: string, leaseLeftMs: number): IdempotencyError {
+function inUse(keyHash: string, retryAfter: number): IdempotencyError {
   return new IdempotencyError(
     'IDEMPOTENCY_KEY_IN_USE',
     `A request with idempotency key ${keyHash} is still in progress; retry later.`,
-    { keyHash, retryAfterSeconds: Math.max(1, Math.ceil(leaseLeftMs / 1000)) },
+    { keyHash, retryAfterSeconds: retryAfter },
   );
 }
 
-function storeUnavailable(keyHash: string, cause: unknown): IdempotencyError {
+/**
+ * The `Retry-After` (seconds) of a 409 for an in-flight record (SPEC S10): as long as the
+ * original has run so far, at least 1 second and at most what is left of its lease.
+ *
+ * A mutation that has run for `t` is likely to need about `t` more (the median of a
+ * duration already survived), so coming back after `t` finds most short mutations done
+ * without hammering the store, and long ones are polled less often as they go. It is never
+ * more than the lease that is left: by then the original has finished or its claim may be
+ * taken over, so waiting longer only delays the client. Both durations are measured on the
+ * store's clock (`readAt`), so clock skew between processes plays no part.
+ */
+export function retryAfterSeconds(
+  record: Pick<StoredRecord, 'createdAt' | 'readAt' | 'leaseExpiresAt'>,
+): number {
+  const elapsedMs = record.readAt.getTime() - record.createdAt.getTime();
+  const leaseLeftMs = record.leaseExpiresAt
+    ? record.leaseExpiresAt.getTime() - record.readAt.getTime()
+    : 0;
+  const ceiling = Math.max(1, Math.ceil(leaseLeftMs / 1000));
+  return Math.min(Math.max(Math.ceil(elapsedMs / 1000), 1), ceiling);
+}
+
+/** The longest operation name stored in a record and carried in events. */
+export const MAX_OPERATION_NAME = 200;
+
+/**
+ * A name cut to `MAX_OPERATION_NAME` characters with a marker saying how long it was: a
+ * client chooses GraphQL operation names, and a 2 MB one must not be kept for the whole
+ * retention and copied into every event. The fingerprint still covers the full name (S5).
+ */
+function boundedOperationName(name: string): string {
+  if (name.length <= MAX_OPERATION_NAME) return name;
+  return `${name.slice(0, MAX_OPERATION_NAME)}...(${name.length} chars)`;
+}
+
+/**
+ * S15's 503, with the store's error redacted (S26): the driver's error can list the raw key
+ * and the serialized result among its parameters, so only a `StoreFailure` with its code,
+ * classes and scrubbed messages goes on `cause`.
+ */
+function storeUnavailable(
+  keyHash: string,
+  error: unknown,
+  secrets: readonly string[],
+): IdempotencyError {
   return new IdempotencyError(
     'IDEMPOTENCY_STORE_UNAVAILABLE',
     `The idempotency store failed, so the mutation for key ${keyHash} did not run or was rolled back; retry later.`,
-    { keyHash, cause },
+    { keyHash, cause: redactStoreError(error, secrets) },
   );
 }
 

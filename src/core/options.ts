@@ -1,5 +1,6 @@
 import type { IdempotencyStore } from '../store.js';
 import type { GuardEventHandler } from './events.js';
+import { FINGERPRINT_LIMITS } from './fingerprint.js';
 import { jsonSerializer, type Serializer } from './serializer.js';
 
 /** Options of `createGuard`. Every duration is in milliseconds. */
@@ -30,6 +31,19 @@ export interface GuardOptions<Tx = unknown> {
    */
   maxResultBytes?: number;
   /**
+   * The most bytes of request data (operation text plus input: strings, numbers, keys,
+   * binary contents; an object reached on several paths counts once) the guard fingerprints.
+   * A larger request is refused with `IDEMPOTENCY_INPUT_TOO_LARGE` (413) before any claim.
+   * @default 1_048_576 (1 MiB)
+   */
+  maxInputBytes?: number;
+  /**
+   * How deep objects and arrays may nest in a guarded request's input. A deeper one is
+   * refused with `IDEMPOTENCY_INPUT_TOO_LARGE` (413) before any claim.
+   * @default 128
+   */
+  maxInputDepth?: number;
+  /**
    * Turns results into stored text and back. The default keeps Date, BigInt, Map and Set;
    * pass `superjson` to share your tRPC transformer.
    * @default jsonSerializer
@@ -44,6 +58,8 @@ export const GUARD_DEFAULTS = {
   lease: 30_000,
   wait: 0,
   maxResultBytes: 1024 * 1024,
+  maxInputBytes: FINGERPRINT_LIMITS.maxInputBytes,
+  maxInputDepth: FINGERPRINT_LIMITS.maxInputDepth,
   serializer: jsonSerializer,
 } as const;
 
@@ -57,11 +73,19 @@ export function resolveGuardOptions<Tx>(options: GuardOptions<Tx>): ResolvedGuar
     lease: options.lease ?? GUARD_DEFAULTS.lease,
     wait: options.wait ?? GUARD_DEFAULTS.wait,
     maxResultBytes: options.maxResultBytes ?? GUARD_DEFAULTS.maxResultBytes,
+    maxInputBytes: options.maxInputBytes ?? GUARD_DEFAULTS.maxInputBytes,
+    maxInputDepth: options.maxInputDepth ?? GUARD_DEFAULTS.maxInputDepth,
     serializer: options.serializer ?? GUARD_DEFAULTS.serializer,
     onEvent: options.onEvent,
   };
   if (!resolved.store) throw new TypeError('createGuard: the `store` option is required.');
-  for (const name of ['retention', 'lease', 'maxResultBytes'] as const) {
+  for (const name of [
+    'retention',
+    'lease',
+    'maxResultBytes',
+    'maxInputBytes',
+    'maxInputDepth',
+  ] as const) {
     assertPositive(name, resolved[name]);
   }
   if (!Number.isFinite(resolved.wait) || resolved.wait < 0) {

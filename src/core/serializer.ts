@@ -49,9 +49,9 @@ function toJsonSafe(value: unknown): Json | undefined {
   const out: { [key: string]: Json } = {};
   for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
     const encoded = toJsonSafe(item);
-    if (encoded !== undefined) out[key] = encoded;
+    if (encoded !== undefined) define(out, key, encoded);
   }
-  return TAG in out ? { [TAG]: 'Object', v: out } : out;
+  return Object.hasOwn(out, TAG) ? { [TAG]: 'Object', v: out } : out;
 }
 
 function toItem(value: unknown): Json {
@@ -62,11 +62,7 @@ function fromJsonSafe(value: Json): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(fromJsonSafe);
   const tag = value[TAG];
-  if (typeof tag !== 'string') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = fromJsonSafe(item);
-    return out;
-  }
+  if (typeof tag !== 'string' || !Object.hasOwn(value, TAG)) return objectFrom(value);
   const v = value.v as Json;
   switch (tag) {
     case 'BigInt':
@@ -81,14 +77,29 @@ function fromJsonSafe(value: Json): unknown {
       return new Set((v as Json[]).map(fromJsonSafe));
     case 'undefined':
       return undefined;
-    case 'Object': {
-      const out: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(v as Record<string, Json>)) {
-        out[key] = fromJsonSafe(item);
-      }
-      return out;
-    }
+    case 'Object':
+      return objectFrom(v as { [key: string]: Json });
     default:
       throw new TypeError(`Unknown serialized tag ${JSON.stringify(tag)}.`);
   }
+}
+
+function objectFrom(value: { [key: string]: Json }): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) define(out, key, fromJsonSafe(item));
+  return out;
+}
+
+/**
+ * Sets an own, enumerable property. Plain assignment would treat a property named
+ * `__proto__` (a GraphQL alias, say) as the object's prototype: it would vanish from the
+ * replay, or worse, change the object's behaviour (SPEC S9). No prototype is ever touched.
+ */
+function define(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }

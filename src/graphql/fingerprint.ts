@@ -7,7 +7,7 @@ import {
   print,
   visit,
 } from 'graphql';
-import { fingerprint } from '../index.js';
+import { type FingerprintLimits, fingerprint } from '../index.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
 import { type GuardedSelection, KEY_FIELD } from './fields.js';
 
@@ -26,6 +26,7 @@ export function operationFingerprint(
   operationName: string | undefined,
   selections: readonly GuardedSelection[],
   variables: Record<string, unknown>,
+  limits?: Partial<FingerprintLimits>,
 ): string {
   const { printed, keyVariables, inputVariables } = strippedOperation(
     document,
@@ -40,7 +41,7 @@ export function operationFingerprint(
         ? withoutKey(value as Record<string, unknown>)
         : value;
   }
-  return fingerprint({ surface: 'graphql', operation: printed, input });
+  return fingerprint({ surface: 'graphql', operation: printed, input }, limits);
 }
 
 /** The operation's text without the key, and which variables carry (or contain) the key. */

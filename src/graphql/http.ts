@@ -6,7 +6,7 @@ import {
   parse,
 } from 'graphql';
 import { IdempotencyError } from '../index.js';
-import { toGraphQLError } from './errors.js';
+import { RETRY_AFTER_HEADER, toGraphQLError } from './errors.js';
 import { collectGuardedSelections, type SchemaGuards } from './fields.js';
 import { KEY_HEADER } from './key.js';
 
@@ -84,12 +84,14 @@ function isGuardedOperation(
 /**
  * SPEC S21: when the server answered with CORS headers (Yoga's default CORS reflects the
  * preflight's requested headers, a configured list may not), make sure browsers may send
- * `Idempotency-Key` and read `Idempotent-Replayed`.
+ * `Idempotency-Key` and read `Idempotent-Replayed` and `Retry-After` (which is not one of
+ * the CORS-safelisted response headers, so a cross-origin 409 would hide it).
  */
 export function extendCors(request: RequestLike, response: ResponseLike): void {
   if (response.headers.get('Access-Control-Allow-Origin') === null) return;
   try {
     appendToken(response, 'Access-Control-Expose-Headers', REPLAYED_HEADER, true);
+    appendToken(response, 'Access-Control-Expose-Headers', RETRY_AFTER_HEADER, true);
     if (request.method.toUpperCase() === 'OPTIONS') {
       appendToken(response, 'Access-Control-Allow-Headers', KEY_HEADER, false);
     }

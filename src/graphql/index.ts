@@ -8,6 +8,7 @@ export {
   idempotentDirective,
   idempotentDirectiveTypeDefs,
 } from './directive.js';
+export type { IdempotencyErrorExtensions } from './errors.js';
 export { toGraphQLError } from './errors.js';
 export type { IdempotentFieldConfig } from './fields.js';
 export { KEY_FIELD } from './fields.js';

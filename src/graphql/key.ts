@@ -22,7 +22,8 @@ export function resolveOperationKey(
 ): string | undefined {
   const candidates: KeyCandidate[] = [{ source: 'header', value: header }];
   for (const { node, field } of selections) {
-    const name = field.name;
+    // Aliases tell apart two selections of one field: `a: pay`, `b: pay`.
+    const name = node.alias ? `${node.alias.value}: ${field.name}` : field.name;
     if (field.hasKeyArgument || field.keyInputArguments.length > 0) {
       const args = getArgumentValues(field.def, node, variables);
       if (field.hasKeyArgument) {

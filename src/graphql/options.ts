@@ -57,6 +57,8 @@ export interface IdempotencyPluginOptions<Tx = unknown, TContext = Record<string
 export interface IdempotencyContext<Tx = unknown> {
   /** The store's transaction handle (for the Drizzle stores, a Drizzle database). */
   tx: Tx;
+  /** The operation's idempotency key, to pass on (to a payment provider, say). Do not log it. */
+  key: string;
   /** A short hash of the key (SPEC S26), safe to log. */
   keyHash: string;
   /** The scope the record belongs to. */

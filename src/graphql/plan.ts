@@ -8,7 +8,7 @@ import {
   Kind,
   type OperationDefinitionNode,
 } from 'graphql';
-import { IdempotencyError } from '../index.js';
+import { type FingerprintLimits, IdempotencyError } from '../index.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
 import { toGraphQLError } from './errors.js';
 import { collectGuardedSelections, type GuardedSelection, type SchemaGuards } from './fields.js';
@@ -31,6 +31,8 @@ export interface PlanInput {
   header: string | null | undefined;
   /** The plugin's `required` option. */
   required: boolean;
+  /** The guard's bounds on the fingerprinted input (its `maxInputBytes`, `maxInputDepth`). */
+  limits: Partial<FingerprintLimits>;
 }
 
 /**
@@ -44,6 +46,7 @@ export function planOperation({
   findGuards,
   header,
   required,
+  limits,
 }: PlanInput): OperationPlan | { error: GraphQLError } | undefined {
   const { schema, document } = args;
   const guards = findGuards(schema);
@@ -88,9 +91,17 @@ export function planOperation({
     };
   }
   const operationName = operation.name?.value ?? args.operationName ?? undefined;
+  let fingerprint: string;
+  try {
+    fingerprint = operationFingerprint(document, operationName, selections, variables, limits);
+  } catch (error) {
+    // An input over the guard's bounds answers 413 before anything is claimed.
+    if (IdempotencyError.is(error)) return { error: toGraphQLError(error) };
+    throw error;
+  }
   return {
     key,
-    fingerprint: operationFingerprint(document, operationName, selections, variables),
+    fingerprint,
     name: operationName ?? selections.map(({ field }) => field.name).join(','),
     retentionMs: longestRetention(selections),
   };

@@ -11,7 +11,7 @@ import { errorResult, toGraphQLError } from './errors.js';
 import { schemaGuardsFinder } from './fields.js';
 import { assertBatchKeys, extendCors, REPLAYED_HEADER } from './http.js';
 import { readKeyHeader } from './key.js';
-import { GLOBAL_SCOPE, type IdempotencyPluginOptions } from './options.js';
+import { GLOBAL_SCOPE, type IdempotencyContext, type IdempotencyPluginOptions } from './options.js';
 import { type OperationPlan, planOperation } from './plan.js';
 import { fromStored, isExpectedError, type StoredResult, toStored } from './replay.js';
 
@@ -68,7 +68,7 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
     plan: OperationPlan,
   ): Promise<ExecutionResult> {
     const context = args.contextValue as TContext;
-    const scope = readScope ? await readScope(context) : GLOBAL_SCOPE;
+    const scope = readScope ? assertScope(await readScope(context)) : GLOBAL_SCOPE;
     let fresh: ExecutionResult | undefined;
     try {
       const { value, replayed } = await guard.run<StoredResult | undefined>({
@@ -78,7 +78,8 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
         operation: plan.name,
         retention: plan.retentionMs,
         work: async function guardedExecute(tx, { keyHash }) {
-          (context as Context)[contextField] = { tx, keyHash, scope };
+          const idempotency: IdempotencyContext<Tx> = { tx, key: plan.key, keyHash, scope };
+          (context as Context)[contextField] = idempotency;
           const result = (await execute(args)) as ExecutionResult | AsyncIterable<unknown>;
           if (Symbol.asyncIterator in result) {
             throw new TypeError(
@@ -128,6 +129,7 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
         findGuards,
         header: keyHeader(args.contextValue),
         required,
+        limits: guard.options,
       });
       if (plan === undefined) return;
       if ('error' in plan) {
@@ -154,6 +156,18 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
       extendCors(request, response);
     },
   };
+}
+
+/**
+ * A scope that is not a string is a bug in the app's setup, not a store outage (S15): say so
+ * (the server logs it; clients see a masked 500) instead of letting the store fail on it.
+ */
+function assertScope(scope: unknown): string {
+  if (typeof scope === 'string') return scope;
+  const got = scope === null ? 'null' : typeof scope;
+  throw new TypeError(
+    `mutation-guard: the \`scope\` option must return a string, but it returned ${got}.`,
+  );
 }
 
 function withReplayedExtension(result: ExecutionResult, replayed: boolean): ExecutionResult {

@@ -20,8 +20,23 @@ export interface StoredResult {
 export function toStored(result: ExecutionResult): StoredResult {
   const stored: StoredResult = {};
   if ('data' in result) stored.data = result.data ?? null;
-  if (result.errors?.length) stored.errors = result.errors.map((error) => error.toJSON());
+  if (result.errors?.length) {
+    stored.errors = result.errors.map((error) => withoutHeaders(error.toJSON()));
+  }
   return stored;
+}
+
+/**
+ * An error's `extensions.http.headers` belong to the response that carried it (a
+ * `Set-Cookie` for its caller, say); a replay answers someone else, possibly another user of
+ * the scope. SPEC S9 replays the status, never stored response headers: they are dropped
+ * before storing, and again on replay for records stored before this rule.
+ */
+function withoutHeaders(error: GraphQLFormattedError): GraphQLFormattedError {
+  const http = error.extensions?.http as { headers?: unknown } | undefined;
+  if (!http || typeof http !== 'object' || !('headers' in http)) return error;
+  const { headers: _dropped, ...rest } = http;
+  return { ...error, extensions: { ...error.extensions, http: rest } };
 }
 
 /**
@@ -34,7 +49,7 @@ export function toStored(result: ExecutionResult): StoredResult {
 export function fromStored(stored: StoredResult): ExecutionResult {
   // Property order as graphql-js builds results (errors first), so bodies match byte for byte.
   const result: ExecutionResult = {};
-  if (stored.errors) result.errors = stored.errors.map(toError);
+  if (stored.errors) result.errors = stored.errors.map((error) => toError(withoutHeaders(error)));
   if ('data' in stored) result.data = stored.data ?? null;
   return result;
 }

@@ -64,10 +64,26 @@ export async function migratePostgres(
           await tx.execute(sql`select tag from ${sql.identifier(bookkeeping)}`),
         ).map((row) => row.tag),
       );
+      if (done.size === 0) {
+        const [found] = rowsOf<{ found: string | null }>(
+          await tx.execute(sql`select to_regclass(${`"${table}"`})::text as found`),
+        );
+        if (found?.found) throw new Error(foreignTable(table));
+      }
       const applied: string[] = [];
       for (const migration of migrations) {
         if (done.has(migration.tag)) continue;
-        for (const statement of migration.statements) await tx.execute(sql.raw(statement));
+        for (const statement of migration.statements) {
+          try {
+            await tx.execute(sql.raw(statement));
+          } catch (error) {
+            // Drizzle's message is the statement; the reason is the driver's, on `cause`.
+            throw new Error(
+              `migratePostgres: migration ${migration.tag} failed: ${driverReason(error)}`,
+              { cause: error },
+            );
+          }
+        }
         await tx.execute(
           sql`insert into ${sql.identifier(bookkeeping)} (tag, hash) values (${migration.tag}, ${migration.hash})`,
         );
@@ -77,6 +93,24 @@ export async function migratePostgres(
     },
     { isolationLevel: 'read committed' },
   );
+}
+
+/**
+ * The records table is there but our bookkeeping never created it: another tool owns it
+ * (drizzle-kit, from a schema that re-exports the table). Running our CREATE TABLE would only
+ * fail with "already exists"; say what happened and what to do instead.
+ */
+function foreignTable(table: string): string {
+  return `migratePostgres: table "${table}" already exists, but "${table}_migrations" has no record of creating it, so something else made it (drizzle-kit migrate or push, from a schema that re-exports the table). Give the table one owner: if drizzle-kit manages it, stop calling migratePostgres. See docs/migrations.md in the mutation-guard package.`;
+}
+
+/** The driver's own message and SQLSTATE, found on the error or along its `cause` chain. */
+function driverReason(error: unknown): string {
+  let deepest: unknown = error;
+  while (deepest instanceof Error && deepest.cause instanceof Error) deepest = deepest.cause;
+  if (!(deepest instanceof Error)) return String(deepest);
+  const code = (deepest as { code?: unknown }).code;
+  return typeof code === 'string' ? `${deepest.message} (SQLSTATE ${code})` : deepest.message;
 }
 
 interface Migration {

@@ -57,6 +57,11 @@ export class ConnectionLock {
     return frame.mutex.run(task);
   }
 
+  /** True when an operation run now would wait behind another (a transaction, say). */
+  get busy(): boolean {
+    return this.#current().mutex.busy;
+  }
+
   /**
    * Takes the lock at the caller's level and runs `body` as a new transaction level, holding
    * the lock until `body` settles.

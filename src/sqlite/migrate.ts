@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Database } from 'better-sqlite3';
-import { DEFAULT_SQLITE_TABLE } from './table.js';
+import { assertTableName, DEFAULT_SQLITE_TABLE } from './table.js';
 
 export interface MigrateSqliteOptions {
   /**
@@ -34,7 +34,6 @@ interface Journal {
 
 /** src/sqlite/migrate.ts and dist/sqlite/migrate.js both sit two levels below the package root. */
 const SHIPPED = new URL('../../drizzle/sqlite/', import.meta.url);
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const BREAKPOINT = '--> statement-breakpoint';
 
 /**
@@ -50,11 +49,7 @@ export function migrateSqlite(
 ): string[] {
   const client = '$client' in db ? db.$client : db;
   const table = options.table ?? DEFAULT_SQLITE_TABLE;
-  if (!TABLE_NAME.test(table)) {
-    throw new TypeError(
-      `migrateSqlite: table name ${JSON.stringify(table)} must be letters, digits and underscores.`,
-    );
-  }
+  assertTableName(table);
   if (client.inTransaction) {
     throw new Error('migrateSqlite: the connection is inside a transaction; migrate at start-up.');
   }
@@ -68,13 +63,23 @@ export function migrateSqlite(
       `CREATE TABLE IF NOT EXISTS ${bookkeeping} (tag TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
     );
     const done = new Set(client.prepare(`SELECT tag FROM ${bookkeeping}`).pluck().all());
+    if (done.size === 0 && tableExists(client, table)) throw new Error(foreignTable(table));
     const record = client.prepare(
       `INSERT INTO ${bookkeeping} (tag, hash, applied_at) VALUES (?, ?, ?)`,
     );
     const applied: string[] = [];
     for (const migration of migrations) {
       if (done.has(migration.tag)) continue;
-      for (const statement of migration.statements) client.exec(renameTable(statement, table));
+      for (const statement of migration.statements) {
+        try {
+          client.exec(renameTable(statement, table));
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : String(error);
+          throw new Error(`migrateSqlite: migration ${migration.tag} failed: ${reason}`, {
+            cause: error,
+          });
+        }
+      }
       record.run(migration.tag, migration.hash, Date.now());
       applied.push(migration.tag);
     }
@@ -84,6 +89,23 @@ export function migrateSqlite(
     if (client.inTransaction) client.exec('ROLLBACK');
     throw error;
   }
+}
+
+function tableExists(client: Database, table: string): boolean {
+  const found = client
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+    .pluck()
+    .get(table);
+  return found !== undefined;
+}
+
+/**
+ * The records table is there but our bookkeeping never created it: another tool owns it
+ * (drizzle-kit, from a schema that re-exports the table). Say so instead of failing on
+ * "table already exists".
+ */
+function foreignTable(table: string): string {
+  return `migrateSqlite: table "${table}" already exists, but "${table}_migrations" has no record of creating it, so something else made it (drizzle-kit migrate or push, from a schema that re-exports the table). Give the table one owner: if drizzle-kit manages it, stop calling migrateSqlite. See docs/migrations.md in the mutation-guard package.`;
 }
 
 function readMigrations(folder: URL) {

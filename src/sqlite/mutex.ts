@@ -7,10 +7,31 @@
 export class Mutex {
   /** Settles when the last queued task has finished, whether it succeeded or failed. */
   #tail: Promise<unknown> = Promise.resolve();
+  /** Tasks queued or running. */
+  #pending = 0;
+
+  /** True while a task runs or waits: a new task would queue behind it. */
+  get busy(): boolean {
+    return this.#pending > 0;
+  }
 
   /** Runs `task` after every task queued before it has settled; resolves to its result. */
   run<T>(task: () => T | Promise<T>): Promise<T> {
-    const result = this.#tail.then(task);
+    this.#pending++;
+    // Counted out before the caller sees the outcome, so that its next step finds us idle.
+    const done = () => {
+      this.#pending--;
+    };
+    const result = this.#tail.then(task).then(
+      (value) => {
+        done();
+        return value;
+      },
+      (error: unknown) => {
+        done();
+        throw error;
+      },
+    );
     // One task's failure is its caller's business; the next task runs regardless.
     this.#tail = result.catch(() => undefined);
     return result;

@@ -13,6 +13,12 @@
  * a claim that conflicts reads the row and only then runs the one takeover it is eligible
  * for; that UPDATE still carries all its conditions, so another process sharing the file
  * cannot slip a change in between.
+ *
+ * S10: only writes queue on the lock. A claim or read first looks at what is known without
+ * queuing (ledger.ts): a claim live work in this process holds answers 409 at once, and a
+ * committed record that stands (complete and unexpired, or in flight under a live lease) is
+ * read between the statements of whatever transaction is open, so replays never wait behind
+ * unrelated work. Only a claim that must write (absent, expired, lease over) queues.
  */
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
@@ -26,9 +32,12 @@ import {
   LeaseLostError,
   type PurgeOptions,
   type RecordKey,
+  type StoredRecord,
 } from '../store.js';
 import { configureConnection, type SqliteDatabase } from './connection.js';
+import { connectionLedger, heldRecord } from './ledger.js';
 import { connectionLock } from './lock.js';
+import { claimDatabaseFile } from './one-connection.js';
 import { type RecordRow, toStoredRecord } from './records.js';
 import { idempotencyRecords, type SqliteIdempotencyTable } from './table.js';
 
@@ -88,7 +97,10 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
   const table = options.table ?? idempotencyRecords;
   const now = options.now ?? Date.now;
   const client: Database = db.$client;
+  const tableName = getTableName(table);
   const lock = connectionLock(client);
+  const ledger = connectionLedger(client);
+  claimDatabaseFile(client);
   configureConnection(client, options.busyTimeoutMs ?? 5000);
 
   // Prepared on first use, not here: an app may create the store before it migrates, and a
@@ -111,9 +123,20 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
     const expires = millis(at + request.leaseMs + request.retentionMs);
     const { scope, key, fingerprint, operation } = request;
     const claim = [fingerprint, operation, token, lease, expires, at] as const;
-    if (s.insert.run(scope, key, ...claim).changes === 1) {
-      return { status: 'claimed', token, takenOver: false };
-    }
+    const claimed = (takenOver: boolean): ClaimResult => {
+      ledger.wrote(tableName, request, client.inTransaction);
+      ledger.hold(tableName, request, {
+        token,
+        fingerprint,
+        operation,
+        leaseExpiresAt: lease,
+        expiresAt: expires,
+        createdAt: at,
+        running: false,
+      });
+      return { status: 'claimed', token, takenOver };
+    };
+    if (s.insert.run(scope, key, ...claim).changes === 1) return claimed(false);
 
     // The lock keeps our own connection's statements out, so reading first is enough to
     // decide; each takeover still carries its full conditions (a compare-and-set), so it
@@ -126,20 +149,50 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
       const leaseOver = row.leaseExpiresAt !== null && row.leaseExpiresAt <= at;
       if (leaseOver && (row.fingerprint === fingerprint || row.expiresAt <= at)) {
         const taken = s.takeOver.run(...claim, scope, key, at, fingerprint, at).changes === 1;
-        return taken ? { status: 'claimed', token, takenOver: true } : undefined;
+        return taken ? claimed(true) : undefined;
       }
     } else if (row.expiresAt <= at) {
       // S14: a complete record past its retention counts as absent, whatever its fingerprint.
       const reused = s.reuse.run(...claim, scope, key, at).changes === 1;
-      return reused ? { status: 'claimed', token, takenOver: false } : undefined;
+      return reused ? claimed(false) : undefined;
     }
     return { status: 'exists', record: toStoredRecord(scope, key, row, at) };
+  }
+
+  function readRow(record: RecordKey): StoredRecord | undefined {
+    const row = statements().select.get(record.scope, record.key);
+    return row ? toStoredRecord(record.scope, record.key, row, millis(now())) : undefined;
+  }
+
+  /**
+   * S10: the record as known without queuing: a claim live work here holds, or the row read
+   * now, between the statements of any open transaction, if that transaction has not written
+   * it (so the read sees committed data). `undefined`: ask under the lock. A failing read (a
+   * closed connection, say) is left to the queued path, which fails closed (S15).
+   */
+  function readWithoutQueuing(record: RecordKey): Known | undefined {
+    const at = millis(now());
+    const held = ledger.held(tableName, record, at);
+    if (held) return { record: heldRecord(record, held, at), stands: true };
+    if (!ledger.readsCommitted(tableName, record, client.inTransaction)) return undefined;
+    let stored: StoredRecord | undefined;
+    try {
+      stored = readRow(record);
+    } catch {
+      return undefined;
+    }
+    return { record: stored, stands: stored !== undefined && stands(stored) };
   }
 
   return {
     dialect: 'sqlite',
 
     claim(request) {
+      // An idle lock runs the claim at once; only a busy one is worth answering around.
+      const known = lock.busy ? readWithoutQueuing(request) : undefined;
+      if (known?.stands && known.record) {
+        return Promise.resolve({ status: 'exists', record: known.record });
+      }
       return lock.run(() => {
         for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
           const result = tryClaim(request);
@@ -152,10 +205,9 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
     },
 
     read(record: RecordKey) {
-      return lock.run(() => {
-        const row = statements().select.get(record.scope, record.key);
-        return row ? toStoredRecord(record.scope, record.key, row, millis(now())) : undefined;
-      });
+      const known = lock.busy ? readWithoutQueuing(record) : undefined;
+      if (known) return Promise.resolve(known.record);
+      return lock.run(() => readRow(record));
     },
 
     transaction(fence, work) {
@@ -163,20 +215,28 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
         const s = statements();
         // A guarded call nested in guarded work is part of the outer transaction: a savepoint.
         const savepoint = depth > 1 ? `mutation_guard_${depth}` : undefined;
-        if (savepoint) client.exec(`SAVEPOINT ${savepoint}`);
-        else s.begin.run();
+        ledger.setRunning(tableName, fence, fence.token, true);
         try {
-          // Is the claim still ours? The transaction's write lock then keeps it so.
-          if (s.holds.get(fence.scope, fence.key, fence.token) === undefined) {
-            throw new LeaseLostError();
+          if (savepoint) client.exec(`SAVEPOINT ${savepoint}`);
+          else s.begin.run();
+          try {
+            // Is the claim still ours? The transaction's write lock then keeps it so.
+            if (s.holds.get(fence.scope, fence.key, fence.token) === undefined) {
+              throw new LeaseLostError();
+            }
+            const value = await enter(() => work(db));
+            if (savepoint) client.exec(`RELEASE ${savepoint}`);
+            else s.commit.run();
+            return value;
+          } catch (error) {
+            undo(client, savepoint);
+            throw error;
           }
-          const value = await enter(() => work(db));
-          if (savepoint) client.exec(`RELEASE ${savepoint}`);
-          else s.commit.run();
-          return value;
-        } catch (error) {
-          undo(client, savepoint);
-          throw error;
+        } finally {
+          // In the same synchronous step as COMMIT or ROLLBACK: from here on the record is
+          // read from the table (complete, or in flight until the guard releases it).
+          ledger.drop(tableName, fence, fence.token);
+          if (!savepoint) ledger.transactionEnded();
         }
       });
     },
@@ -186,6 +246,9 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
       return lock.run(
         () => {
           const at = millis(now());
+          // Complete (or, if this transaction rolls back, in flight as the table says).
+          ledger.drop(tableName, fence, fence.token);
+          ledger.wrote(tableName, fence, client.inTransaction);
           const { changes } = statements().complete.run(
             completion.outcome,
             completion.result,
@@ -202,9 +265,11 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
     },
 
     release(fence) {
-      return lock.run(
-        () => statements().release.run(fence.scope, fence.key, fence.token).changes === 1,
-      );
+      return lock.run(() => {
+        ledger.drop(tableName, fence, fence.token);
+        ledger.wrote(tableName, fence, client.inTransaction);
+        return statements().release.run(fence.scope, fence.key, fence.token).changes === 1;
+      });
     },
 
     async purge({ batchSize, maxBatches }: PurgeOptions) {
@@ -215,7 +280,10 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
       let total = 0;
       // One lock turn per batch, so guarded mutations interleave with a long purge.
       for (let batch = 0; batch < maxBatches; batch++) {
-        const deleted = await lock.run(() => statements().purge.run(cutoff, batchSize).changes);
+        const deleted = await lock.run(() => {
+          ledger.wrote(tableName, undefined, client.inTransaction);
+          return statements().purge.run(cutoff, batchSize).changes;
+        });
         total += deleted;
         if (deleted < batchSize) break;
       }
@@ -276,6 +344,20 @@ function prepareStatements(client: Database, table: SqliteIdempotencyTable): Sta
       `DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE ${c.expiresAt} <= ? LIMIT ?)`,
     ),
   };
+}
+
+/** What a claim or read learnt without queuing on the lock. */
+interface Known {
+  record: StoredRecord | undefined;
+  /** A claim could not change it, so it is the answer: held by live work, or S9/S10 below. */
+  stands: boolean;
+}
+
+/** A record that a claim could not change: complete and unexpired, or under a live lease. */
+function stands(record: StoredRecord): boolean {
+  const at = record.readAt.getTime();
+  if (record.state === 'complete') return record.expiresAt.getTime() > at;
+  return record.leaseExpiresAt !== null && record.leaseExpiresAt.getTime() > at;
 }
 
 /** A time as the table stores it: whole milliseconds, as Drizzle's `timestamp_ms` would. */

@@ -14,11 +14,28 @@ import { check, index, integer, primaryKey, sqliteTable, text } from 'drizzle-or
 export const DEFAULT_SQLITE_TABLE = 'idempotency_records';
 
 /**
+ * Table names are spliced into SQL (the store's statements, the migrations) and prefix the
+ * index and constraint names, so only plain identifiers are accepted; refused at creation, not
+ * at the first request (where the store could only answer 503).
+ */
+const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Throws a TypeError unless `name` is a usable records table name. */
+export function assertTableName(name: string): void {
+  if (typeof name !== 'string' || !TABLE_NAME.test(name)) {
+    throw new TypeError(
+      `mutation-guard/sqlite: table name ${JSON.stringify(name)} must be 1-63 letters, digits or underscores, not starting with a digit.`,
+    );
+  }
+}
+
+/**
  * Builds the idempotency table under `name`. Index and constraint names are prefixed with the
  * table name, so two tables in one database never collide.
  * @param name The SQL table name. @default 'idempotency_records'
  */
 export function sqliteIdempotencyTable(name: string = DEFAULT_SQLITE_TABLE) {
+  assertTableName(name);
   return sqliteTable(
     name,
     {

@@ -6,21 +6,31 @@
 import { type TRPC_ERROR_CODE_KEY, TRPCError } from '@trpc/server';
 import { IdempotencyError, type IdempotencyErrorCode } from '../core/errors.js';
 
-const TRPC_CODES = {
-  IDEMPOTENCY_KEY_INVALID: 'BAD_REQUEST',
-  IDEMPOTENCY_KEY_MISSING: 'BAD_REQUEST',
-  IDEMPOTENCY_KEY_REUSED: 'UNPROCESSABLE_CONTENT',
-  IDEMPOTENCY_KEY_IN_USE: 'CONFLICT',
-  IDEMPOTENCY_STORE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
-  IDEMPOTENCY_RESULT_TOO_LARGE: 'INTERNAL_SERVER_ERROR',
-} as const satisfies Record<IdempotencyErrorCode, TRPC_ERROR_CODE_KEY>;
+/**
+ * The tRPC code for each HTTP status the core's code table uses. Keyed by status rather than
+ * by code, so that a code the core adds maps to its status without a change here (an input
+ * over the fingerprint's bounds, 413, answers PAYLOAD_TOO_LARGE); a status missing here
+ * answers INTERNAL_SERVER_ERROR.
+ */
+const TRPC_CODE_BY_STATUS: Readonly<Record<number, TRPC_ERROR_CODE_KEY>> = {
+  400: 'BAD_REQUEST',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  422: 'UNPROCESSABLE_CONTENT',
+  503: 'SERVICE_UNAVAILABLE',
+};
 
 /** The `TRPCError` for an `IdempotencyError`; the original stays reachable as `cause`. */
 export function toTRPCError(error: IdempotencyError): TRPCError {
-  return new TRPCError({ code: TRPC_CODES[error.code], message: error.message, cause: error });
+  const code = TRPC_CODE_BY_STATUS[error.status] ?? 'INTERNAL_SERVER_ERROR';
+  return new TRPCError({ code, message: error.message, cause: error });
 }
 
-/** What `idempotencyErrorFormatter` adds to an error's `data`. */
+/**
+ * What `idempotencyErrorFormatter` adds to an error's `data`: the details GraphQL errors
+ * carry in `extensions` (SPEC S19), prefixed so that they never collide with tRPC's own
+ * `data` fields (`code`, `httpStatus`).
+ */
 export interface IdempotencyErrorData {
   /** The SPEC code, such as `IDEMPOTENCY_KEY_IN_USE`. */
   idempotencyCode: IdempotencyErrorCode;
@@ -28,6 +38,10 @@ export interface IdempotencyErrorData {
   idempotencyType: string;
   /** RFC 9457 `title`. */
   idempotencyTitle: string;
+  /** The HTTP status of the SPEC code (also the response's status). */
+  idempotencyStatus: number;
+  /** A short hash of the key (SPEC S26), where the error concerns one key. */
+  idempotencyKeyHash?: string;
   /** 409 only: seconds to wait before retrying (also sent as the `Retry-After` header). */
   retryAfterSeconds?: number;
 }
@@ -48,6 +62,8 @@ export function idempotencyErrorData(error: unknown): IdempotencyErrorData | und
     idempotencyCode: cause.code,
     idempotencyType: cause.type,
     idempotencyTitle: cause.title,
+    idempotencyStatus: cause.status,
+    ...(cause.keyHash === undefined ? {} : { idempotencyKeyHash: cause.keyHash }),
     ...(cause.retryAfterSeconds === undefined
       ? {}
       : { retryAfterSeconds: cause.retryAfterSeconds }),

@@ -19,3 +19,4 @@ export {
 export { type IdempotencyContext, type IdempotentProcedure, idempotency } from './middleware.js';
 export { GLOBAL_SCOPE, type IdempotencyMiddlewareOptions } from './options.js';
 export type { HeadersLike, RequestInfoLike, ResponseHeadersLike } from './request.js';
+export { assertIdempotencySetup } from './setup.js';

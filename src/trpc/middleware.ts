@@ -25,6 +25,7 @@ import {
   headerKeySharers,
   readHeader,
 } from './request.js';
+import { calledProcedureDef, isGuardedProcedure, markGuarded, setupMistake } from './setup.js';
 
 /** What a guarded procedure finds in `ctx.idempotency`. */
 export interface IdempotencyContext<Tx> {
@@ -69,10 +70,6 @@ type Middleware<Tx> = TRPCMiddlewareFunction<
 >;
 type Result<Tx> = Awaited<ReturnType<Middleware<Tx>>>;
 
-// Marks our middleware functions, so that the batch check can tell which calls of a batch
-// are guarded, by any instance of the middleware (even from another copy of the package).
-const GUARDED = Symbol.for('mutation-guard.trpc.middleware');
-
 /**
  * Makes mutation procedures safe to retry (SPEC S1-S20 for tRPC). Concatenate the result
  * onto a mutation after its input validator:
@@ -84,8 +81,10 @@ const GUARDED = Symbol.for('mutation-guard.trpc.middleware');
  *
  * The key comes from `input.idempotencyKey`, the `Idempotency-Key` header or the context;
  * two that differ are a 400. Put before `.input()`, the fingerprint covers the raw input as
- * the client sent it instead of the validated one. On a query or subscription the call
- * fails with an `INTERNAL_SERVER_ERROR` naming the setup mistake: only mutations are guarded.
+ * the client sent it instead of the validated one. Put `.output()` after it, so that output
+ * validation runs inside the guard. On a query or subscription, or after an `.output()`, the
+ * call fails with an `INTERNAL_SERVER_ERROR` naming the setup mistake before anything runs;
+ * `assertIdempotencySetup(router)` finds both where the router is built (see setup.ts).
  */
 export function idempotency<TContext extends object = object, Tx = unknown>(
   options: IdempotencyMiddlewareOptions<TContext, Tx> & { required: false },
@@ -147,12 +146,13 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
   const middleware: Middleware<Tx> = async function idempotencyMiddleware(opts) {
     const { type, path, next } = opts;
     const ctx = opts.ctx as TContext;
-    if (type !== 'mutation') {
-      throw new TRPCError({
-        code: 'INTERNAL_SERVER_ERROR',
-        message: `mutation-guard: idempotency() guards mutations only, but "${path}" is a ${type}; remove it from this procedure.`,
-      });
-    }
+    // A setup mistake is refused before anything is claimed (see setup.ts).
+    const def = calledProcedureDef(requestInfo(ctx), opts.batchIndex, path) ?? {
+      type,
+      middlewares: [middleware],
+    };
+    const mistake = setupMistake(path, def);
+    if (mistake) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: mistake });
     const rawInput = await opts.getRawInput();
     let key: string | undefined;
     try {
@@ -170,7 +170,11 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
 
     const callScope = scope ? await scope(ctx) : GLOBAL_SCOPE;
     if (typeof callScope !== 'string') {
-      throw new TypeError('mutation-guard: the `scope` option must return a string.');
+      // A setup mistake, not a store outage (S15): said as the GraphQL plugin says it.
+      const got = callScope === null ? 'null' : typeof callScope;
+      throw new TypeError(
+        `mutation-guard: the \`scope\` option must return a string, but it returned ${got}.`,
+      );
     }
     // The validated input if a validator ran before us, else the raw one (see the JSDoc).
     const input = opts.input !== undefined ? opts.input : rawInput;
@@ -180,11 +184,14 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
       run = await guard.run<StoredOutcome>({
         scope: callScope,
         key,
-        fingerprint: fingerprint({
-          surface: 'trpc',
-          operation: path,
-          input: inputWithoutKey(input),
-        }),
+        fingerprint: fingerprint(
+          {
+            surface: 'trpc',
+            operation: path,
+            input: inputWithoutKey(input),
+          },
+          guard.options,
+        ),
         operation: path,
         retention,
         work: async (tx, { keyHash }) => {
@@ -209,18 +216,11 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
     setResponseHeader(ctx, 'Idempotent-Replayed', 'true');
     return replayOutcome(run.value);
   };
-  Object.defineProperty(middleware, GUARDED, { value: true });
+  markGuarded(middleware);
 
   const t = initTRPC.create();
   return t.procedure.use(middleware) as unknown as IdempotentProcedure<
     TContext,
     IdempotencyContext<Tx> | undefined
   >;
-}
-
-/** Whether a procedure from tRPC's request info is a mutation guarded by this middleware. */
-function isGuardedProcedure(procedure: unknown): boolean {
-  const def = (procedure as { _def?: { type?: unknown; middlewares?: unknown } } | null)?._def;
-  if (def?.type !== 'mutation' || !Array.isArray(def.middlewares)) return false;
-  return def.middlewares.some((fn) => (fn as { [GUARDED]?: boolean })[GUARDED] === true);
 }

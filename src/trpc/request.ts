@@ -17,7 +17,7 @@ export interface ResponseHeadersLike {
 /** The part of tRPC's `TRPCRequestInfo` the batch check reads. */
 export interface RequestInfoLike {
   isBatchCall: boolean;
-  calls: ReadonlyArray<{ procedure: unknown }>;
+  calls: ReadonlyArray<{ procedure: unknown; path?: string }>;
 }
 
 type LooseContext = {

@@ -1,5 +1,16 @@
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createGuard, IdempotencyError, type IdempotencyStore } from '../../src/index.js';
+import {
+  type ClaimRequest,
+  createGuard,
+  type GuardEvent,
+  IdempotencyError,
+  type IdempotencyStore,
+  MAX_OPERATION_NAME,
+  retryAfterSeconds,
+  type StoredRecord,
+  StoreFailure,
+} from '../../src/index.js';
 
 /** A store that fails every call, as a dead database does. */
 const deadStore: IdempotencyStore<never> = {
@@ -28,14 +39,17 @@ describe('createGuard', () => {
     expect(() => createGuard({} as never)).toThrow(/`store` option is required/);
   });
 
-  it('documents its defaults: 24 h retention, 30 s lease, no wait, 1 MiB cap', () => {
+  it('documents its defaults: 24 h retention, 30 s lease, no wait, 1 MiB result and input caps, 128 levels', () => {
     const { options } = createGuard({ store: deadStore });
     expect(options).toMatchObject({
       retention: 86_400_000,
       lease: 30_000,
       wait: 0,
       maxResultBytes: 1_048_576,
+      maxInputBytes: 1_048_576,
+      maxInputDepth: 128,
     });
+    expect(() => createGuard({ store: deadStore, maxInputDepth: 0 })).toThrow(/`maxInputDepth`/);
   });
 
   it('S15: a claim that fails answers 503 IDEMPOTENCY_STORE_UNAVAILABLE and never runs the work', async () => {
@@ -81,5 +95,185 @@ describe('createGuard', () => {
       .catch((e) => e);
     expect(error.message).not.toContain('very-secret-key');
     expect(error.message).toContain(error.keyHash);
+  });
+});
+
+/** A store whose claim always finds `record` standing; the rest must not be reached. */
+function storeWith(
+  record: (now: Date) => Partial<StoredRecord>,
+  claims: ClaimRequest[] = [],
+): IdempotencyStore<never> {
+  return {
+    ...deadStore,
+    claim: async (request) => {
+      claims.push(request);
+      const now = new Date('2026-03-01T12:00:00Z');
+      return {
+        status: 'exists',
+        record: {
+          scope: request.scope,
+          key: request.key,
+          fingerprint: request.fingerprint,
+          operation: request.operation,
+          state: 'in_flight',
+          outcome: null,
+          result: null,
+          leaseExpiresAt: new Date(now.getTime() + 30_000),
+          expiresAt: new Date(now.getTime() + 86_400_000),
+          createdAt: now,
+          readAt: now,
+          ...record(now),
+        },
+      };
+    },
+  };
+}
+
+const at = (now: Date, ms: number) => new Date(now.getTime() + ms);
+
+describe('S10: Retry-After tells a duplicate when the original is likely done', () => {
+  const cases = [
+    // [ran so far (ms), lease left (ms), Retry-After]
+    [0, 30_000, 1],
+    [300, 29_700, 1],
+    [2_000, 28_000, 2],
+    [2_001, 27_999, 3],
+    [9_500, 20_500, 10],
+    [10_200, 3_500, 4],
+    [29_000, 1_000, 1],
+    [31_000, -1_000, 1],
+  ] as const;
+  for (const [ranMs, leftMs, expected] of cases) {
+    it(`S10: an original that has run ${ranMs} ms with ${leftMs} ms of lease left gives Retry-After: ${expected}`, async () => {
+      const store = storeWith((now) => ({
+        createdAt: at(now, -ranMs),
+        leaseExpiresAt: at(now, leftMs),
+      }));
+      const error = await createGuard({ store })
+        .run(call(async () => 1))
+        .catch((e) => e);
+      expect(error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+      expect(error.retryAfterSeconds).toBe(expected);
+    });
+  }
+
+  it('computes clamp(ceil(elapsed), 1, max(1, ceil(lease left))) in one named function', () => {
+    const now = new Date(0);
+    const record = (ran: number, left: number | null) => ({
+      createdAt: at(now, -ran),
+      readAt: now,
+      leaseExpiresAt: left === null ? null : at(now, left),
+    });
+    expect(retryAfterSeconds(record(2_000, 28_000))).toBe(2);
+    expect(retryAfterSeconds(record(60_000, 5_000))).toBe(5);
+    expect(retryAfterSeconds(record(60_000, null))).toBe(1);
+  });
+});
+
+describe('S14: an expired complete record is never replayed', () => {
+  it('S14: a complete record past expiresAt (store clock) answers 409 IN_USE, not the stored result', async () => {
+    const store = storeWith((now) => ({
+      state: 'complete',
+      outcome: 'committed',
+      result: JSON.stringify({ stale: true }),
+      leaseExpiresAt: null,
+      createdAt: at(now, -90_000_000),
+      expiresAt: at(now, -1),
+    }));
+    const events: string[] = [];
+    const error = await createGuard({ store, onEvent: (e) => events.push(e.type) })
+      .run(call(async () => 1))
+      .catch((e) => e);
+    expect(error).toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_USE', status: 409 });
+    expect(events).not.toContain('replayed');
+  });
+
+  it('S14: with `wait`, the guard keeps waiting and runs the work once the takeover is done', async () => {
+    let claims = 0;
+    const expired = storeWith((now) => ({
+      state: 'complete',
+      outcome: 'committed',
+      result: JSON.stringify({ stale: true }),
+      leaseExpiresAt: null,
+      expiresAt: at(now, -1),
+    }));
+    const store: IdempotencyStore<never> = {
+      ...expired,
+      claim: async (request) => {
+        claims++;
+        if (claims < 3) return expired.claim(request);
+        return { status: 'claimed', token: 't', takenOver: false };
+      },
+      transaction: async (_fence, work) => work(undefined as never),
+      complete: async () => true,
+    };
+    const result = await createGuard({ store, wait: 2_000 }).run(
+      call(async () => ({ fresh: true })),
+    );
+    expect(result).toEqual({ value: { fresh: true }, replayed: false });
+    expect(claims).toBe(3);
+  });
+
+  it('S9: a complete record within its retention is replayed', async () => {
+    const store = storeWith((now) => ({
+      state: 'complete',
+      outcome: 'committed',
+      result: JSON.stringify({ stored: true }),
+      expiresAt: at(now, 1),
+    }));
+    const result = await createGuard({ store }).run(call(async () => ({ fresh: true })));
+    expect(result).toEqual({ value: { stored: true }, replayed: true });
+  });
+});
+
+describe('S25: operation names are bounded in records and events', () => {
+  it(`stores and reports at most ${MAX_OPERATION_NAME} characters of a huge operation name, with a marker`, async () => {
+    const claims: ClaimRequest[] = [];
+    const events: GuardEvent[] = [];
+    const store = storeWith(() => ({}), claims);
+    const name = `Pay${'x'.repeat(2_000_000)}`;
+    await createGuard({ store, onEvent: (e) => events.push(e) })
+      .run({ ...call(async () => 1), operation: name })
+      .catch(() => undefined);
+    const stored = claims[0]!.operation;
+    expect(stored.length).toBeLessThan(MAX_OPERATION_NAME + 40);
+    expect(stored.startsWith(name.slice(0, MAX_OPERATION_NAME))).toBe(true);
+    expect(stored).toContain(`(${name.length} chars)`);
+    expect(events.length).toBeGreaterThan(0);
+    for (const event of events) expect(event.operation).toBe(stored);
+  });
+
+  it('keeps short names as they are', async () => {
+    const claims: ClaimRequest[] = [];
+    await createGuard({ store: storeWith(() => ({}), claims) })
+      .run({ ...call(async () => 1), operation: 'CreatePayment' })
+      .catch(() => undefined);
+    expect(claims[0]!.operation).toBe('CreatePayment');
+  });
+});
+
+describe('S26: a store error on cause carries no raw key', () => {
+  it('S26: keeps the SQLSTATE and class, drops the parameters and scrubs the key', async () => {
+    const key = 'raw-key-7f3a9c';
+    const driver = Object.assign(new Error(`duplicate key value (scope, key)=(s, ${key})`), {
+      code: '23505',
+      detail: `Key (scope, key)=(s, ${key}) already exists.`,
+    });
+    const drizzle = new Error(
+      `Failed query: insert into "idempotency_records" values ($1, $2)\nparams: s,${key}`,
+      { cause: driver },
+    );
+    const store: IdempotencyStore<never> = { ...deadStore, claim: () => Promise.reject(drizzle) };
+    const error = await createGuard({ store })
+      .run({ ...call(async () => 1), key })
+      .catch((e) => e);
+    expect(error.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
+    expect(StoreFailure.is(error.cause)).toBe(true);
+    expect(error.cause.code).toBe('23505');
+    expect(error.cause.message).toContain('Failed query: insert into "idempotency_records"');
+    expect(error.cause.message).not.toContain('params');
+    const printed = `${inspect(error, { depth: Number.POSITIVE_INFINITY })}\n${String(error)}\n${error.cause.stack}`;
+    expect(printed).not.toContain(key);
+    expect(printed).not.toContain('already exists');
   });
 });

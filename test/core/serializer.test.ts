@@ -37,3 +37,27 @@ describe('S9: the default serializer round-trips what a mutation returns', () =>
     expect(roundTrip(withToJson)).toEqual({ shown: true });
   });
 });
+
+describe('S9: a property named __proto__ survives a replay', () => {
+  it('keeps an own __proto__ property, byte for byte, and touches no prototype', () => {
+    const value = JSON.parse(
+      '{"data":{"__proto__":{"id":1,"polluted":true},"nested":[{"__proto__":"text"}]}}',
+    );
+    const text = jsonSerializer.stringify(value);
+    const back = jsonSerializer.parse(text) as Record<string, Record<string, unknown>>;
+    expect(JSON.stringify(back)).toBe(JSON.stringify(value));
+    expect(Object.hasOwn(back.data!, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(back.data)).toBe(Object.prototype);
+    expect(
+      Object.getPrototypeOf(Object.getOwnPropertyDescriptor(back.data, '__proto__')?.value),
+    ).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect((back.data as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+
+  it('escapes a __proto__ object that uses the tag property as well', () => {
+    const value = JSON.parse('{"__proto__":{"$mg":"Date","v":"x"}}');
+    const back = jsonSerializer.parse(jsonSerializer.stringify(value));
+    expect(JSON.stringify(back)).toBe(JSON.stringify(value));
+  });
+});

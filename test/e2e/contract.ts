@@ -1,6 +1,7 @@
 /**
- * The service contract of issue 5, checked over real HTTP against a running service (a
- * child process). Shared by the SQLite and the Postgres suites; names cite SPEC rules.
+ * The payments service's promises (README "Quick start"), checked over real HTTP against a
+ * running service (a child process). Shared by the SQLite and the Postgres suites; names
+ * cite the rules of docs/contract.md.
  *
  * The service runs with PAYMENT_LATENCY_MS (see LATENCY_MS) so that duplicates meet a
  * payment in flight.

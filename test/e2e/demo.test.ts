@@ -1,6 +1,7 @@
 /**
- * `npm run demo` (issue 5): the retry storm passes against the real service, and its exit
- * code does fail when a service pays a key twice (a fake, non-idempotent service).
+ * `npm run demo`: the retry storm passes against the real service (on SQLite, and on the
+ * Postgres that DATABASE_URL names), and its exit code does fail when a service pays a key
+ * twice (a fake, non-idempotent service under DEMO_URL).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -8,7 +9,10 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { postgresAvailability, TEST_DATABASE_URL } from '../support/postgres.js';
 
+// Under CI=true an unreachable Postgres fails the run here instead of skipping.
+const pg = await postgresAvailability();
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DEMO = fileURLToPath(new URL('../../examples/payments/demo.ts', import.meta.url));
 
@@ -35,6 +39,22 @@ describe.concurrent('npm run demo', () => {
     );
     expect(run.output).toContain('OK: every key produced exactly one payment');
   }, 60_000);
+
+  it.skipIf(!pg.realPostgres)(
+    `S7/S24: with DATABASE_URL the demo storms a service on that Postgres ${pg.skipReason ?? ''}`,
+    async () => {
+      const run = await runChild('npm', ['run', '--silent', 'demo'], {
+        DATABASE_URL: TEST_DATABASE_URL,
+      });
+
+      expect(run.code, run.output).toBe(0);
+      expect(run.output).toMatch(/Started the service: .*store: Postgres \(/);
+      expect(run.output).not.toMatch(/store: SQLite/);
+      expect(tableRows(run.output).every((row) => row.stored === 1)).toBe(true);
+      expect(run.output).toContain('OK: every key produced exactly one payment');
+    },
+    60_000,
+  );
 
   it('exits non-zero when the service under DEMO_URL pays a key more than once', async () => {
     const fake = await nonIdempotentService();

@@ -1,5 +1,5 @@
 /**
- * The service's environment knobs (issue 5): IDEMPOTENCY_RETENTION_MS reaches the guard, and
+ * The service's environment knobs: IDEMPOTENCY_RETENTION_MS reaches the guard, and
  * a bad value stops the service at start with a message naming the variable.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

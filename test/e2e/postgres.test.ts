@@ -1,5 +1,5 @@
 /**
- * The payments service (issue 5) on the real Postgres: two processes started at once on one
+ * The payments service on the real Postgres: two processes started at once on one
  * database (their start-up migrations race on purpose), the contract run against one, and
  * duplicates split across both. The tables are the service's fixed ones, shared with anyone
  * else using this database, so the suite only ever deletes its own accounts' rows.

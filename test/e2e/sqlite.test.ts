@@ -1,5 +1,5 @@
 /**
- * The payments service (issue 5) as a child process on SQLite: a temporary file, a free port.
+ * The payments service as a child process on SQLite: a temporary file, a free port.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -141,7 +141,7 @@ describe('CORS (SPEC S21)', () => {
       headers: { origin: 'https://app.example' },
     });
     expect(response.headers.get('access-control-expose-headers')).toBe(
-      'x-trace, Idempotent-Replayed',
+      'x-trace, Idempotent-Replayed, Retry-After',
     );
   });
 

@@ -95,6 +95,18 @@ describe('key sources (SPEC S1)', () => {
       expect(payments()).toBe(0);
     });
   }
+
+  it('S18: the message for aliased guarded fields whose keys disagree names the aliases', async () => {
+    const { yoga } = setup();
+    const response = await gql(yoga, {
+      query:
+        'mutation { first: pay(amount: 5, idempotencyKey: "a") { id } second: pay(amount: 6, idempotencyKey: "b") { id } }',
+    });
+    expect(codeOf(response)).toBe('IDEMPOTENCY_KEY_INVALID');
+    const message = response.body.errors?.[0]?.message ?? '';
+    expect(message).toContain('`first: pay`');
+    expect(message).toContain('`second: pay`');
+  });
 });
 
 describe('key syntax and presence (SPEC S2, S3, S13)', () => {

@@ -49,6 +49,55 @@ describe('replays (SPEC S9)', () => {
     expect(records()).toBe(1);
   });
 
+  it('S9: a replayed final error keeps its status but never the first response headers (Set-Cookie)', async () => {
+    const { yoga, db } = setup({
+      isFinalError: (error) => error.extensions.code === 'CARD_DECLINED',
+    });
+    const query = 'mutation { charge(amount: 500) { id } }';
+    const first = await gql(yoga, { query, key: 'k-cookie' });
+    expect(first.status).toBe(402);
+    expect(first.headers.get('set-cookie')).toBe('sid=alice-secret-session');
+
+    const retry = await gql(yoga, { query, key: 'k-cookie' });
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.status).toBe(402);
+    expect(retry.headers.get('set-cookie')).toBeNull();
+    expect(retry.text).toBe(first.text);
+    // Nor is it kept in the store, where it would outlive the request.
+    const stored = db.$client.prepare('select result from idempotency_records').get() as {
+      result: string;
+    };
+    expect(stored.result).not.toContain('alice-secret-session');
+
+    // A record stored with headers (before this rule) replays without them too.
+    const withCookie = stored.result.replace(
+      '"http":{"status":402}',
+      '"http":{"status":402,"headers":{"set-cookie":"sid=alice-secret-session"}}',
+    );
+    expect(withCookie).not.toBe(stored.result);
+    db.$client.prepare('update idempotency_records set result = ?').run(withCookie);
+    const old = await gql(yoga, { query, key: 'k-cookie' });
+    expect(old.status).toBe(402);
+    expect(old.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('S12: an answer with one final and one non-final error is not kept: the key is freed and a retry runs', async () => {
+    const { yoga, harness, records, payments } = setup({
+      isFinalError: (error) => error.extensions.code === 'CARD_DECLINED',
+    });
+    const query = 'mutation { charge(amount: 500) { id } reject(amount: 1) { id } }';
+    const first = await gql(yoga, { query, key: 'k-mixed' });
+    expect(first.body.errors?.map((e) => e.extensions?.code)).toEqual([
+      'CARD_DECLINED',
+      'TRY_LATER',
+    ]);
+    expect(records()).toBe(0);
+    const retry = await gql(yoga, { query, key: 'k-mixed' });
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(harness.calls).toEqual({ charge: 2, reject: 2 });
+    expect(payments()).toBe(0);
+  });
+
   it('S9: replayedExtension puts extensions.idempotency.replayed in the body', async () => {
     const { yoga } = setup({ replayedExtension: true });
     const first = await gql(yoga, { query: PAY, variables: { amount: 5 }, key: 'k-ext' });
@@ -142,16 +191,18 @@ describe('scopes (SPEC S4)', () => {
 });
 
 describe('in flight (SPEC S10)', () => {
-  it('S10: on SQLite a duplicate that arrives while the first runs waits for it, then replays', async () => {
+  it('S10: on SQLite a duplicate that arrives while the first runs gets 409 at once; a retry after it replays', async () => {
     const { yoga, harness, records } = setup();
     const gate = deferred();
     harness.gate.wait = gate.promise;
     const first = gql(yoga, { query: PAY, variables: { amount: 3 }, key: 'k-busy' });
     await new Promise((r) => setTimeout(r, 50));
-    const second = gql(yoga, { query: PAY, variables: { amount: 3 }, key: 'k-busy' });
-    await new Promise((r) => setTimeout(r, 20));
+    const busy = await gql(yoga, { query: PAY, variables: { amount: 3 }, key: 'k-busy' });
+    expect(busy.status).toBe(409);
+    expect(busy.headers.get('retry-after')).not.toBeNull();
     gate.resolve();
-    const [a, b] = await Promise.all([first, second]);
+    const a = await first;
+    const b = await gql(yoga, { query: PAY, variables: { amount: 3 }, key: 'k-busy' });
     expect(b.text).toBe(a.text);
     expect(b.headers.get('idempotent-replayed')).toBe('true');
     expect(harness.calls.pay).toBe(1);

@@ -84,7 +84,11 @@ export function paymentsSchema(write: Write, fallbackTx: unknown, harness: Harne
       if (fail === 'charge' && amount > 100) {
         const { GraphQLError } = await import('graphql');
         throw new GraphQLError('Card declined', {
-          extensions: { code: 'CARD_DECLINED', http: { status: 402 } },
+          // A cookie for this caller only: a replay must never send it to another (S9).
+          extensions: {
+            code: 'CARD_DECLINED',
+            http: { status: 402, headers: { 'set-cookie': 'sid=alice-secret-session' } },
+          },
         });
       }
       return { id, amount, note };
@@ -115,13 +119,16 @@ export interface ServerSetup<Tx> {
   write: Write;
   fallbackTx: unknown;
   guard?: Omit<GuardOptions<Tx>, 'store'>;
+  /** A guard to use instead of one on `store` (a stub with known answers). */
+  replaceGuard?: Guard<Tx>;
   plugin?: Omit<IdempotencyPluginOptions<Tx, Record<string, unknown>>, 'guard'>;
   yoga?: Partial<YogaServerOptions<Record<string, unknown>, Record<string, unknown>>>;
 }
 
 export function paymentsServer<Tx>(setup: ServerSetup<Tx>) {
   const harness: Harness = { calls: {}, gate: { wait: Promise.resolve() } };
-  const guard: Guard<Tx> = createGuard({ store: setup.store, ...setup.guard });
+  const guard: Guard<Tx> =
+    setup.replaceGuard ?? createGuard({ store: setup.store, ...setup.guard });
   const yoga = createYoga({
     schema: paymentsSchema(setup.write, setup.fallbackTx, harness),
     plugins: [

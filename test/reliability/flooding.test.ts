@@ -1,5 +1,5 @@
 /**
- * Key flooding (issue 6; SPEC S14): a flood of unique keys, each wave fired at once, with a
+ * Key flooding (SPEC S14): a flood of unique keys, each wave fired at once, with a
  * bounded purge after each wave. The table never holds more than what the retention window
  * lets live, and empties once the flood stops. SQLite on a driven clock; Postgres on the
  * database's clock.

@@ -1,5 +1,5 @@
 /**
- * Hostile input over HTTP (issue 6; SPEC S2, S13, S19): fuzzed keys in inputs and headers,
+ * Hostile input over HTTP (SPEC S2, S13, S19): fuzzed keys in inputs and headers,
  * control characters, unicode, oversize keys, broken JSON, fuzzed GraphQL variables and
  * huge bodies, on both surfaces. Every answer is a 4xx with a clear code where the request
  * reached the guard, never a 5xx, and nothing is ever stored or paid.

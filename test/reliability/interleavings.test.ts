@@ -1,5 +1,5 @@
 /**
- * Interleavings (issue 6; SPEC S7, S8, S10, S11): concurrent guarded calls on one key, with
+ * Interleavings (SPEC S7, S8, S10, S11): concurrent guarded calls on one key, with
  * fast-check's scheduler deciding the order in which every store call and every await inside
  * the work resumes, and sometimes the clock jumping past the lease in the middle (a
  * takeover). Whatever the order: at most one committed payment, and every success is that

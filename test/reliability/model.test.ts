@@ -1,5 +1,5 @@
 /**
- * Model-based (issue 6; SPEC S6-S14): random sequences of claim, complete, fail, advance
+ * Model-based (SPEC S6-S14): random sequences of claim, complete, fail, advance
  * the clock, take over, purge and whole guarded runs against a reference model, on the
  * SQLite store with an injected clock. Fixed seed here; `npm run soak` runs random seeds.
  */

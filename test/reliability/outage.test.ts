@@ -1,5 +1,5 @@
 /**
- * Outage (issue 6; SPEC S8, S11, S15): the app reaches Postgres through a TCP proxy that
+ * Outage (SPEC S8, S11, S15): the app reaches Postgres through a TCP proxy that
  * cuts every connection in the middle of load, then refuses connections for a while, then
  * lets them through again. Clients behave like real ones: each retries its payment with the
  * same key until it gets a 200.

@@ -1,5 +1,5 @@
 /**
- * Scopes (issue 6; SPEC S4): the same keys sent by different accounts, at the same time,
+ * Scopes (SPEC S4): the same keys sent by different accounts, at the same time,
  * over both surfaces. Each account gets its own payment and its own replays; no account
  * ever sees, blocks (409) or replays another's record.
  */

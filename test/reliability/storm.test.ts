@@ -1,5 +1,5 @@
 /**
- * Storms across processes (issue 6; SPEC S7, S9, S10, S24): two server processes on one
+ * Storms across processes (SPEC S7, S9, S10, S24): two server processes on one
  * Postgres, 300 requests (20% duplicates) from 50 concurrent clients. `npm run soak` fires
  * the full-size storms.
  */

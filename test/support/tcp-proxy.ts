@@ -1,5 +1,5 @@
 /**
- * A small TCP proxy for outage tests (issue: reliability). It forwards loopback traffic to
+ * A small TCP proxy for outage tests. It forwards loopback traffic to
  * a target (the real Postgres) and can cut every connection, refuse new ones, and come back,
  * so that a test can take the database away in the middle of load without touching the
  * server itself. Traffic stays on 127.0.0.1.

@@ -13,7 +13,11 @@ import { afterAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createGuard } from '../../src/index.js';
 import { openSqlite, sqliteStore } from '../../src/sqlite/index.js';
-import { idempotency, idempotencyErrorFormatter } from '../../src/trpc/index.js';
+import {
+  assertIdempotencySetup,
+  idempotency,
+  idempotencyErrorFormatter,
+} from '../../src/trpc/index.js';
 
 // --- README ---------------------------------------------------------------------------
 const payments = sqliteTable('payments', { amount: integer('amount').notNull() });
@@ -31,15 +35,18 @@ const t = initTRPC.context<Context>().create({
 
 const guarded = idempotency({ guard, scope: (ctx: Context) => ctx.userId });
 
-const appRouter = t.router({
-  pay: t.procedure
-    .input(z.object({ amount: z.number(), idempotencyKey: z.string().optional() }))
-    .concat(guarded)
-    .mutation(({ ctx, input }) => {
-      ctx.idempotency.tx.insert(payments).values({ amount: input.amount }).run();
-      return { amount: input.amount, at: new Date() };
-    }),
-});
+const appRouter = assertIdempotencySetup(
+  t.router({
+    pay: t.procedure
+      .input(z.object({ amount: z.number(), idempotencyKey: z.string().optional() }))
+      .concat(guarded)
+      .output(z.object({ amount: z.number(), at: z.date() }))
+      .mutation(({ ctx, input }) => {
+        ctx.idempotency.tx.insert(payments).values({ amount: input.amount }).run();
+        return { amount: input.amount, at: new Date() };
+      }),
+  }),
+);
 
 const currentUser = (req: IncomingMessage) => String(req.headers['x-user'] ?? 'anonymous');
 const server = createHTTPServer({

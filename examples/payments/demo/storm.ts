@@ -62,7 +62,7 @@ export async function runStorm(options: StormOptions): Promise<KeyReport[]> {
     const runs: Promise<void>[] = [];
     for (const surface of ['graphql', 'trpc'] as const) {
       for (let i = 0; i < keys; i++) {
-        // Keys need only be unique within the account (the scope, SPEC S4): short and readable.
+        // Keys need only be unique within the account (the scope): short and readable.
         const report = newReport(surface, scenario, `${surface}-${reports.length + 1}`);
         reports.push(report);
         const input: PaymentInput = {

@@ -1,5 +1,5 @@
 /**
- * Crash soak (issue 6): 120 crash trials, each a fresh process SIGKILLed at a random fault
+ * Crash soak: 120 crash trials, each a fresh process SIGKILLed at a random fault
  * point, alternating SQLite file and Postgres, over tRPC or GraphQL picked at random, four
  * trials at a time. Bounded: no new trial starts after 4 minutes, and at least 100 must
  * have run.

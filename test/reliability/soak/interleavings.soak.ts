@@ -1,5 +1,5 @@
 /**
- * Interleavings soak (issue 6): the scheduler property of the quick set, random seed.
+ * Interleavings soak: the scheduler property of the quick set, random seed.
  * Its own file (a fresh process): it was here that one AsyncLocalStorage per SQLite
  * connection showed up, slowing every run after the last (connections.test.ts, now fixed).
  */

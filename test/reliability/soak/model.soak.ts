@@ -1,5 +1,5 @@
 /**
- * Model soak (issue 6): the model-based property of the quick set, with a random seed and
+ * Model soak: the model-based property of the quick set, with a random seed and
  * many more runs. (The scheduler runs are in interleavings.soak.ts: a file of their own is a
  * fresh process, see the run-count note there.)
  */

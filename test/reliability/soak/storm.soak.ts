@@ -1,5 +1,5 @@
 /**
- * Storm soak (issue 6): three server processes on one Postgres, then two storms of 1,500
+ * Storm soak: three server processes on one Postgres, then two storms of 1,500
  * requests each (20% duplicate keys) from 60 concurrent clients, with fresh random plans.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

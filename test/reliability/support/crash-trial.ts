@@ -1,5 +1,5 @@
 /**
- * One crash trial (issue 6, SPEC S7-S11): a fresh server process is told to hang at a fault
+ * One crash trial (SPEC S7-S11): a fresh server process is told to hang at a fault
  * point, receives one payment, and is SIGKILLed exactly there. The retry then goes to a
  * healthy process on the same database:
  *

@@ -1,5 +1,5 @@
 /**
- * A storm (issue 6; SPEC S7, S9, S10): many concurrent clients fire payments, a share of
+ * A storm (SPEC S7, S9, S10): many concurrent clients fire payments, a share of
  * them duplicates of earlier keys, at several server processes on one database. Then every
  * answer and every row is checked: one payment per distinct key, and every duplicate got
  * the first answer byte for byte (a replay) or a 409.

@@ -1,0 +1,71 @@
+/**
+ * `fetch` in, `fetch` out: each call that is a mutation gets one key (its own
+ * `Idempotency-Key` header if it brings one, else a new one) and is retried with that same
+ * key by the shared rules. Works for GraphQL POSTs and tRPC calls alike, in browsers, Node,
+ * Bun and workers.
+ */
+import { IDEMPOTENCY_KEY_HEADER, newIdempotencyKey } from './keys.js';
+import { RETRY_DEFAULTS, type RetryOptions, withRetries } from './retry.js';
+import { answerVerdict, codesInBody, networkVerdict, type Verdict } from './verdict.js';
+
+export type Fetch = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
+
+export interface IdempotentFetchOptions extends RetryOptions {
+  /**
+   * Which requests are mutations to key and retry. Others pass through untouched.
+   * @default every request but GET, HEAD and OPTIONS
+   */
+  isMutation?: (request: Request) => boolean;
+  /**
+   * Makes the key of a call that brings no `Idempotency-Key` header.
+   * @default newIdempotencyKey (crypto.randomUUID())
+   */
+  newKey?: () => string;
+}
+
+/**
+ * Wraps `fetch` (the global one by default). The answer is the last attempt's `Response`;
+ * `wasReplayed(response)` tells whether the server replayed it. Abort with `init.signal`.
+ */
+export function idempotentFetch(base?: Fetch, options: IdempotentFetchOptions = {}): Fetch {
+  const { isMutation = notSafeMethod, newKey = newIdempotencyKey, ...retry } = options;
+  // Read the global at call time: tests and polyfills may replace it after this runs.
+  const send: Fetch = base ?? ((input, init) => globalThis.fetch(input, init));
+  return async function fetchWithIdempotency(input, init) {
+    const request = new Request(input, init);
+    if (!isMutation(request)) return send(request);
+    // One key for the whole call, every retry included (SPEC S28).
+    if (!request.headers.has(IDEMPOTENCY_KEY_HEADER)) {
+      request.headers.set(IDEMPOTENCY_KEY_HEADER, newKey());
+    }
+    return withRetries(
+      // A fresh copy per attempt: a body can be sent only once.
+      () => send(request.clone()),
+      judgeFetch,
+      { ...RETRY_DEFAULTS, ...retry, signal: request.signal },
+    );
+  };
+}
+
+function notSafeMethod(request: Request): boolean {
+  return !['GET', 'HEAD', 'OPTIONS'].includes(request.method.toUpperCase());
+}
+
+async function judgeFetch(
+  outcome: { ok: true; value: Response } | { ok: false; error: unknown },
+): Promise<Verdict> {
+  if (!outcome.ok) return networkVerdict();
+  const response = outcome.value;
+  // Only a 409 needs its body read, to tell "key in use" from an application's conflict;
+  // a clone leaves the body for the caller.
+  const codes = response.status === 409 ? await codesOf(response.clone()) : [];
+  return answerVerdict({ status: response.status, headers: response.headers, codes });
+}
+
+async function codesOf(response: Response): Promise<string[]> {
+  try {
+    return codesInBody(JSON.parse(await response.text()));
+  } catch {
+    return [];
+  }
+}

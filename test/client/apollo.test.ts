@@ -1,0 +1,86 @@
+/**
+ * The Apollo Client 4 link (mutation-guard/client/apollo) against the payments demo behind
+ * the fault proxy, alone and under Apollo's own RetryLink.
+ */
+import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client';
+import { ApolloLink } from '@apollo/client/link';
+import { RetryLink } from '@apollo/client/link/retry';
+import { expect, it } from 'vitest';
+import { type IdempotencyReceipt, idempotencyLink } from '../../src/client/apollo/index.js';
+import { CREATE_PAYMENT, listPayments } from '../e2e/http.js';
+import { clientContract, exchangesOf, keyOf, type Paid, type Payment } from './contract.js';
+import { startService } from './service.js';
+
+const PAY = gql(CREATE_PAYMENT);
+
+function statusOf(error: unknown): number | undefined {
+  // Apollo hands over a GraphQL error answer's errors, not its HTTP status: the status the
+  // server gave follows from the code it names.
+  const errors = (error as { errors?: { extensions?: { code?: string } }[] }).errors;
+  const code = errors?.[0]?.extensions?.code;
+  if (code === 'IDEMPOTENCY_KEY_REUSED') return 422;
+  if (code === 'BAD_USER_INPUT' || code === 'GRAPHQL_VALIDATION_FAILED') return 400;
+  return (error as { statusCode?: number }).statusCode;
+}
+
+clientContract('Apollo link', async (url, { account, input, key, signal, retry }) => {
+  const client = new ApolloClient({
+    cache: new InMemoryCache(),
+    link: ApolloLink.from([
+      idempotencyLink(retry),
+      new HttpLink({ uri: `${url}/graphql`, headers: { authorization: `Bearer ${account}` } }),
+    ]),
+  });
+  try {
+    const result = await client.mutate<{ createPayment: Payment }>({
+      mutation: PAY,
+      variables: { input },
+      context: {
+        ...(key === undefined ? {} : { idempotencyKey: key }),
+        ...(signal ? { fetchOptions: { signal } } : {}),
+      },
+    });
+    if (result.error || !result.data)
+      return { ok: false, status: statusOf(result.error), error: result.error };
+    const receipt = result.extensions?.idempotency as IdempotencyReceipt;
+    const { __typename: _, ...payment } = result.data.createPayment as Payment & {
+      __typename?: string;
+    };
+    return { ok: true, payment, replayed: receipt.replayed } satisfies Paid;
+  } catch (error) {
+    return { ok: false, status: statusOf(error), error };
+  }
+});
+
+it("S28: under Apollo's RetryLink, every retry it makes sends the key of the first attempt", async () => {
+  const service = await startService('sqlite');
+  try {
+    const account = 'acct_client_apollo_retrylink';
+    const input = { amount: 7, currency: 'EUR', customerId: 'cus_retrylink' };
+    service.proxy.setFaults(() =>
+      exchangesOf(service, input.customerId).length < 2
+        ? { kind: 'drop-response' }
+        : { kind: 'pass' },
+    );
+    const client = new ApolloClient({
+      cache: new InMemoryCache(),
+      link: ApolloLink.from([
+        new RetryLink({ delay: { initial: 20, jitter: true }, attempts: { max: 5 } }),
+        idempotencyLink({ attempts: 1 }), // RetryLink does the retrying here
+        new HttpLink({
+          uri: `${service.proxy.url}/graphql`,
+          headers: { authorization: `Bearer ${account}` },
+        }),
+      ]),
+    });
+    const result = await client.mutate({ mutation: PAY, variables: { input } });
+    expect(result.error).toBeUndefined();
+    const log = exchangesOf(service, input.customerId);
+    expect(log).toHaveLength(3);
+    expect(new Set(log.map(keyOf)).size).toBe(1);
+    expect(result.extensions?.idempotency).toMatchObject({ replayed: true });
+    expect(await listPayments(service.direct, account)).toHaveLength(1);
+  } finally {
+    await service.stop();
+  }
+});

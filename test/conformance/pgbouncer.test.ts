@@ -1,0 +1,261 @@
+/**
+ * The store conformance suite behind PgBouncer in transaction mode (SPEC S27), on
+ * node-postgres and postgres.js: every transaction may run on a different server
+ * connection, so nothing the store does may outlive one transaction on the server.
+ *
+ * Under CI=true PgBouncer is required (.ci/pgbouncer.sh starts it); without one the file
+ * is skipped with a reason.
+ *
+ * The last block shows what PgBouncer 1.18 (Debian's) does to named prepared statements
+ * in transaction mode, the reason postgres.js needs `prepare: false` behind it.
+ */
+import { sql } from 'drizzle-orm';
+import { type PgDatabase, type PgQueryResultHKT, pgTable, text } from 'drizzle-orm/pg-core';
+import pg from 'pg';
+import postgres from 'postgres';
+import { describe, expect, it } from 'vitest';
+import { createGuard, IdempotencyError, type IdempotencyStore } from '../../src/index.js';
+import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
+import { describeStoreConformance } from '../store-conformance.js';
+import {
+  createNodePgDbViaPgBouncer,
+  createPostgresJsDbViaPgBouncer,
+  pgbouncerAvailability,
+  TEST_PGBOUNCER_URL,
+} from '../support/pgbouncer.js';
+import { uniqueTableName } from '../support/postgres.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: any Drizzle Postgres database, whatever its driver.
+type AnyDb = PgDatabase<PgQueryResultHKT, any, any>;
+
+const bouncer = await pgbouncerAvailability();
+const skipNote = bouncer.skipReason ? ` (${bouncer.skipReason})` : '';
+
+interface Driver {
+  name: string;
+  open(options?: { url?: string }): { db: AnyDb; close(): Promise<void> };
+}
+
+const drivers: Driver[] = [
+  { name: 'node-postgres Pool', open: (o) => createNodePgDbViaPgBouncer(o) },
+  { name: 'postgres.js, prepare: false', open: (o) => createPostgresJsDbViaPgBouncer(o) },
+];
+
+for (const driver of drivers) {
+  describe.skipIf(!bouncer.available)(
+    `PgBouncer, transaction mode: ${driver.name}${skipNote}`,
+    () => {
+      describeStoreConformance<unknown>({
+        name: `postgres behind PgBouncer ${bouncer.version ?? ''} (${driver.name})`,
+        async setup() {
+          const table = uniqueTableName('bouncer');
+          const business = `${table}_business`;
+          const { db, close } = driver.open();
+          await migratePostgres(db, { table });
+          await db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
+          const opened: { close(): Promise<void> }[] = [];
+          return {
+            store: postgresStore(db, { table }) as IdempotencyStore<unknown>,
+            insertPayment: async (tx, id) => {
+              await (tx as AnyDb).execute(
+                sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${id})`,
+              );
+            },
+            countPayments: async () => {
+              const result = await db.execute(
+                sql.raw(`SELECT count(*)::int AS n FROM "${business}"`),
+              );
+              const rows = Array.isArray(result) ? result : (result as { rows: unknown[] }).rows;
+              return (rows[0] as { n: number }).n;
+            },
+            secondStore: async () => {
+              const second = driver.open();
+              opened.push(second);
+              return postgresStore(second.db, { table }) as IdempotencyStore<unknown>;
+            },
+            close: async () => {
+              for (const other of opened) await other.close();
+              await db.execute(
+                sql.raw(`DROP TABLE IF EXISTS "${business}", "${table}", "${table}_migrations"`),
+              );
+              await close();
+            },
+          };
+        },
+        async unreachable() {
+          // Nothing listens on port 1: every connection attempt is refused.
+          const { db, close } = driver.open({ url: 'postgres://postgres@127.0.0.1:1/test' });
+          return { store: postgresStore(db) as IdempotencyStore<unknown>, close };
+        },
+      });
+    },
+  );
+}
+
+/** How long a statement may go unanswered before we call it stuck. */
+const STUCK_MS = 5_000;
+
+/** Settles with what became of `promise`: its value, its error's SQLSTATE, or 'stuck'. */
+async function fate(promise: Promise<unknown>): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve('stuck'), STUCK_MS);
+  });
+  const settled = promise.then(
+    () => 'ok',
+    (error: unknown) => {
+      if (IdempotencyError.is(error)) return error.code;
+      const code = (error as { code?: unknown; cause?: { code?: unknown } }).cause?.code;
+      return String(code ?? (error as { code?: unknown }).code ?? error);
+    },
+  );
+  try {
+    return await Promise.race([settled, stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function businessIds(db: AnyDb, business: string): Promise<{ id: string }[]> {
+  const result = await db.execute(sql.raw(`SELECT id FROM "${business}"`));
+  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as {
+    id: string;
+  }[];
+}
+
+const tally = (fates: string[]) =>
+  fates.reduce<Record<string, number>>((counts, f) => {
+    counts[f] = (counts[f] ?? 0) + 1;
+    return counts;
+  }, {});
+
+describe.skipIf(!bouncer.available)(
+  `PgBouncer ${bouncer.version ?? ''}, transaction mode: named prepared statements${skipNote}`,
+  () => {
+    it('S27: postgres.js with its default prepare: true breaks: statements fail with 26000 or never answer', async () => {
+      // Ten client connections, each preparing its statements under names on whichever server
+      // connection PgBouncer lent it for that transaction; the next transaction runs elsewhere.
+      const client = postgres(TEST_PGBOUNCER_URL, { max: 10, prepare: true, onnotice: () => {} });
+      try {
+        const fates = await Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            fate(
+              i % 2
+                ? client`select ${i}::int as n`
+                : client.begin(async (tx) => {
+                    await tx`select ${i}::int as n`;
+                    await tx`select ${String(i)}::text as t`;
+                  }),
+            ),
+          ),
+        );
+        const counts = tally(fates);
+        expect(Object.keys(counts).every((f) => ['ok', '26000', 'stuck'].includes(f))).toBe(true);
+        expect((counts['26000'] ?? 0) + (counts.stuck ?? 0)).toBeGreaterThan(0);
+      } finally {
+        await client.end({ timeout: 1 });
+      }
+    });
+
+    it('S27/S8: postgres.js with prepare: true loses transactions silently: a guarded call reports success, nothing committed', async () => {
+      // sql.begin() ends with a COMMIT that postgres.js prepares under a name like any tagged
+      // statement. On a server connection that never saw that name it fails (26000), which
+      // aborts the transaction; postgres.js re-prepares and runs it again, and a COMMIT of an
+      // aborted transaction answers ROLLBACK without an error. Drizzle's db.transaction, and
+      // so the guard, report success.
+      const table = uniqueTableName('bouncer_lost');
+      const business = `${table}_business`;
+      const { db, close } = createPostgresJsDbViaPgBouncer({ prepare: true });
+      try {
+        await migratePostgres(db, { table });
+        await db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
+        const guard = createGuard({ store: postgresStore(db, { table }) });
+        const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
+        const results = await Promise.all(
+          keys.map((key) =>
+            guard.run({
+              scope: 'acct_1',
+              key,
+              fingerprint: 'fp-a',
+              operation: 'createPayment',
+              work: async (tx) => {
+                await tx.execute(sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${key})`);
+                return key;
+              },
+            }),
+          ),
+        );
+        expect(results.every((r, i) => r.value === keys[i] && !r.replayed)).toBe(true);
+        const committed = new Set((await businessIds(db, business)).map((r) => r.id));
+        const lost = keys.filter((key) => !committed.has(key));
+        expect(lost.length).toBeGreaterThan(0);
+        // The claim had committed on its own; its completion went with the rollback, so the
+        // key stays in flight until its lease runs out, and a retry would then run it again.
+        const record = await postgresStore(db, { table }).read({
+          scope: 'acct_1',
+          key: lost[0] ?? '',
+        });
+        expect(record?.state).toBe('in_flight');
+      } finally {
+        await db.execute(
+          sql.raw(`DROP TABLE IF EXISTS "${business}", "${table}", "${table}_migrations"`),
+        );
+        await close();
+      }
+    });
+
+    it('S27/S12: on node-postgres, a mutation whose own statement is named fails with the driver error and commits nothing', async () => {
+      const table = uniqueTableName('bouncer_named');
+      const business = `${table}_business`;
+      // One client connection, so that the second call reuses the name it prepared.
+      const { db, close } = createNodePgDbViaPgBouncer({ max: 1 });
+      const other = new pg.Client({ connectionString: TEST_PGBOUNCER_URL });
+      try {
+        await migratePostgres(db, { table });
+        await db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
+        const guard = createGuard({ store: postgresStore(db, { table }) });
+        const payments = pgTable(business, { id: text('id').primaryKey() });
+        const pay = (key: string) =>
+          guard.run({
+            scope: 'acct_1',
+            key,
+            fingerprint: 'fp-a',
+            operation: 'createPayment',
+            work: async (tx) => {
+              // A statement the app prepares under a name, as drizzle's .prepare(name) does.
+              await tx
+                .insert(payments)
+                .values({ id: sql.placeholder('id') })
+                // Named after the table: server connections keep a name after their client
+                // is gone, and a name one of them already has fails with 42P05.
+                .prepare(`insert_${table}`)
+                .execute({ id: key });
+              return key;
+            },
+          });
+        expect(await pay('k1')).toEqual({ value: 'k1', replayed: false });
+        // Another client's open transaction takes the server connection that was just given
+        // back (PgBouncer lends the most recently used first): the one that has the name.
+        await other.connect();
+        await other.query('BEGIN');
+        await other.query('SELECT 1');
+        const second = await fate(pay('k2'));
+        await other.query('COMMIT');
+        // The client believes the name is prepared; the server connection it got now has
+        // never seen it (26000): the mutation's own error.
+        expect(second).toBe('26000');
+        // S8/S12: the failed mutation committed nothing and freed its key.
+        expect((await businessIds(db, business)).map((r) => r.id)).toEqual(['k1']);
+        expect(
+          await postgresStore(db, { table }).read({ scope: 'acct_1', key: 'k2' }),
+        ).toBeUndefined();
+      } finally {
+        await other.end().catch(() => {});
+        await db.execute(
+          sql.raw(`DROP TABLE IF EXISTS "${business}", "${table}", "${table}_migrations"`),
+        );
+        await close();
+      }
+    });
+  },
+);
