@@ -307,6 +307,126 @@ export function describeStoreConformance<Tx>(target: ConformanceTarget<Tx>): voi
       expect(events.find((e) => e.type === 'purged')?.count).toBe(1);
     });
 
+    it('S14: concurrent retries after expiry never replay the expired result: one runs, the others are told it is in flight', async () => {
+      // Several keys at once, so that the race between the takeover and the others' reads is
+      // tried many times in one go.
+      const keys = Array.from({ length: 6 }, (_, i) => `expiring-${i}`);
+      const guard = guardFor();
+      await Promise.all(
+        keys.map((key) => guard.run(call(key, async () => `old ${key}`, { retention: 200 }))),
+      );
+      await sleep(350);
+      const runs = new Map<string, number>();
+      const outcomes = await Promise.all(
+        keys.flatMap((key) =>
+          Array.from({ length: 8 }, () =>
+            guard
+              .run(
+                call(
+                  key,
+                  async (tx) => {
+                    runs.set(key, (runs.get(key) ?? 0) + 1);
+                    await ctx.insertPayment(tx, key);
+                    await sleep(20);
+                    return `new ${key}`;
+                  },
+                  { retention: 60_000 },
+                ),
+              )
+              .then((r) => ({ key, value: r.value, replayed: r.replayed }))
+              .catch((e) => ({ key, code: IdempotencyError.is(e) ? e.code : String(e) })),
+          ),
+        ),
+      );
+      expect(outcomes.filter((o) => 'value' in o && o.value.startsWith('old'))).toEqual([]);
+      expect(outcomes.filter((o) => 'code' in o && o.code !== 'IDEMPOTENCY_KEY_IN_USE')).toEqual(
+        [],
+      );
+      for (const key of keys) expect(runs.get(key), key).toBe(1);
+      expect(await ctx.countPayments()).toBe(keys.length);
+    });
+
+    it('S6/S11/S14: a dead in-flight claim past its whole expiry counts as absent: a request of any fingerprint claims it', async () => {
+      const dead = await ctx.store.claim({
+        scope: 'acct_1',
+        key: 'k1',
+        fingerprint: 'fp-a',
+        operation: 'createPayment',
+        leaseMs: 100,
+        retentionMs: 100,
+      });
+      expect(dead.status).toBe('claimed');
+      await sleep(PAST_LEASE);
+      const fresh = await guardFor().run(
+        call(
+          'k1',
+          async (tx) => {
+            await ctx.insertPayment(tx, 'p1');
+            return 'b';
+          },
+          { fingerprint: 'fp-b' },
+        ),
+      );
+      expect(fresh).toEqual({ value: 'b', replayed: false });
+      expect(await ctx.countPayments()).toBe(1);
+    });
+
+    it('S6/S11: an in-flight claim whose lease expired (not past its expiry) is never claimed by another fingerprint, even by claims racing each other', async () => {
+      const claim = (fingerprint: string, leaseMs = 1) =>
+        ctx.store.claim({
+          scope: 'acct_1',
+          key: 'k1',
+          fingerprint,
+          operation: 'createPayment',
+          leaseMs,
+          retentionMs: 60_000,
+        });
+      expect((await claim('fp-a', SHORT_LEASE)).status).toBe('claimed');
+      await sleep(PAST_LEASE);
+      const other = await claim('fp-b');
+      expect(other).toMatchObject({ status: 'exists', record: { fingerprint: 'fp-a' } });
+      // Racing claims of both fingerprints over a record that anyone may claim (complete and
+      // past retention), with leases of 1 ms: once one of them holds it, the record is that
+      // fingerprint's in-flight claim until its expiry, so every claim that succeeds in a
+      // round must carry the same fingerprint as the first.
+      for (let round = 0; round < 5; round++) {
+        const key = `race-${round}`;
+        const first = await ctx.store.claim({
+          scope: 'acct_1',
+          key,
+          fingerprint: 'fp-old',
+          operation: 'createPayment',
+          leaseMs: 30_000,
+          retentionMs: 1,
+        });
+        if (first.status !== 'claimed') throw new Error('expected a claim');
+        await ctx.store.complete(
+          { scope: 'acct_1', key, token: first.token },
+          { result: '"old"', outcome: 'committed', retentionMs: 1 },
+        );
+        await sleep(20);
+        const results = await Promise.all(
+          Array.from({ length: 16 }, (_, i) => {
+            const fingerprint = i % 2 === 0 ? 'fp-a' : 'fp-b';
+            return ctx.store
+              .claim({
+                scope: 'acct_1',
+                key,
+                fingerprint,
+                operation: 'createPayment',
+                leaseMs: 1,
+                retentionMs: 60_000,
+              })
+              .then((result) => ({ fingerprint, result }));
+          }),
+        );
+        const winners = new Set(
+          results.filter((r) => r.result.status === 'claimed').map((r) => r.fingerprint),
+        );
+        expect(winners.size, `round ${round}`).toBe(1);
+      }
+    });
+
     it('S14: purge works in bounded batches and says how many it deleted', async () => {
       const guard = guardFor();
       await Promise.all(

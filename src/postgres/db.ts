@@ -2,6 +2,7 @@
  * Driver-neutral types and helpers. Only drizzle-orm's pg-core is imported (as types), never a
  * driver, so a postgres.js user does not need `pg` installed and vice versa.
  */
+import { entityKind } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 
 /**
@@ -28,4 +29,19 @@ export function rowsOf<Row>(result: unknown): Row[] {
     if (Array.isArray(rows)) return rows as Row[];
   }
   throw new TypeError('mutation-guard/postgres: unrecognised result shape from db.execute().');
+}
+
+/** Which driver a Drizzle database runs on, by its session's Drizzle entity kind. */
+export function driverOf(db: AnyPgDatabase): 'node-postgres' | 'postgres.js' | 'pglite' | 'other' {
+  const session = db._.session as unknown as { constructor: { [entityKind]?: string } };
+  switch (session.constructor[entityKind]) {
+    case 'NodePgSession':
+      return 'node-postgres';
+    case 'PostgresJsSession':
+      return 'postgres.js';
+    case 'PgliteSession':
+      return 'pglite';
+    default:
+      return 'other';
+  }
 }

@@ -16,7 +16,10 @@
  * - transaction (S8) locks the record `FOR UPDATE` where token and state still match, or
  *   throws LeaseLostError without running the work; complete/release are fenced by token.
  * - every time is the database's clock (`clock_timestamp()`), never the app server's (S11).
- * - every statement's SQL is built once per store (buildQueries); a call only fills in values.
+ * - every statement's SQL is built once per store (queries.ts); a call only fills in values.
+ * - the transaction never settles before its work, and refuses statements once the driver
+ *   has ended it (transaction.ts); on PGlite's single connection, nested calls join the
+ *   outer transaction and duplicates of a running key get 409 at once (single-connection.ts).
  *
  * The one wait left: between the work's fenced `complete` (an UPDATE inside the business
  * transaction) and its COMMIT, a concurrent claim's ON CONFLICT check waits for that commit.
@@ -26,7 +29,8 @@
  *
  * Isolation: our transactions always run READ COMMITTED, whatever the server's
  * `default_transaction_isolation`, so a stricter default cannot make our own statements fail
- * with a serialization error (SQLSTATE 40001). The user's writes run in that same
+ * with a serialization error (SQLSTATE 40001); our statements outside a transaction retry
+ * one instead (serialization.ts). The user's writes run in that same
  * READ COMMITTED transaction; should they still hit a serialization failure or deadlock, it
  * propagates as their error (the claim is released and a retry runs afresh).
  *
@@ -34,8 +38,8 @@
  * we let them propagate: the guard turns store failures into 503 (S15).
  */
 import { randomUUID } from 'node:crypto';
-import { is, type Query, type SQL, sql } from 'drizzle-orm';
-import { PgDialect, type PgSession, PgTransaction } from 'drizzle-orm/pg-core';
+import { getTableName, is, type Query, sql } from 'drizzle-orm';
+import { type PgSession, PgTransaction } from 'drizzle-orm/pg-core';
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -45,13 +49,15 @@ import {
   LeaseLostError,
   type PurgeOptions,
   type RecordKey,
-  type RecordOutcome,
-  type RecordState,
   type StoredRecord,
 } from '../store.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
-import { type AnyPgDatabase, type PgTransactionOf, rowsOf } from './db.js';
+import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
+import { buildQueries, type ClaimRow, type RecordRow } from './queries.js';
+import { retryingSerializationFailures } from './serialization.js';
+import { isSingleConnection, singleConnection } from './single-connection.js';
 import { idempotencyRecords, type PgIdempotencyTable, pgIdempotencyTable } from './table.js';
+import { runTransaction } from './transaction.js';
 
 export interface PostgresStoreOptions {
   /**
@@ -62,34 +68,10 @@ export interface PostgresStoreOptions {
   table?: PgIdempotencyTable | string;
 }
 
+const READ_COMMITTED = sql`set transaction isolation level read committed`;
+
 /** A claim that lost every race in a row (a record deleted between our statements). */
 const CLAIM_ATTEMPTS = 5;
-
-/** A record's columns as our statements return them: times as epoch milliseconds (float8). */
-interface RecordRow {
-  fingerprint: string;
-  operation: string;
-  state: RecordState;
-  outcome: RecordOutcome | null;
-  result: string | null;
-  lease_expires_ms: number | null;
-  expires_ms: number;
-  created_ms: number;
-  read_ms: number;
-}
-
-/** What the one-statement claim returns: our token, or the record that stands (S7). */
-interface ClaimRow extends Partial<RecordRow> {
-  claimed_token: string | null;
-  /** Whether the record may be taken over, by the same clock reading as `read_ms` (S11). */
-  eligible: boolean | null;
-}
-
-const p = (name: string) => sql.placeholder(name);
-/** A placeholder of milliseconds as a Postgres interval, for arithmetic on the database clock. */
-const interval = (name: string) => sql`(${p(name)}::double precision * interval '1 millisecond')`;
-/** A timestamptz as epoch milliseconds: the same number on every driver (they return text). */
-const epochMs = (expression: SQL) => sql`(extract(epoch from ${expression}) * 1000)::float8`;
 
 /**
  * Creates the Postgres store for a Drizzle database on node-postgres, postgres.js or PGlite.
@@ -108,6 +90,16 @@ export function postgresStore<Db extends AnyPgDatabase>(
   // transaction, whose commit (the app's writes with it) the setting would weaken.
   const q = buildQueries(t, { asyncClaim: !is(db, PgTransaction) });
   absorbPoolConnectionErrors(db);
+  const single = isSingleConnection(db) ? singleConnection(db, getTableName(t)) : undefined;
+  /**
+   * postgres.js: Drizzle sets a transaction's isolation level with a statement of its own
+   * before our callback runs. Were the connection lost under that statement, postgres.js
+   * would send its ROLLBACK on the dead socket and crash the process (transaction.ts), so
+   * we send it ourselves, first thing in the callback, where a loss is handled.
+   */
+  const isolationInside = driverOf(db) === 'postgres.js';
+  // A claim joined to an outer transaction must not weaken that transaction's commit.
+  const joinedClaimOrRead = single && buildQueries(t, { asyncClaim: false }).claimOrRead;
 
   /**
    * Statements on `db` itself are prepared (client-side: SQL and parameter order) once; those
@@ -124,21 +116,33 @@ export function postgresStore<Db extends AnyPgDatabase>(
     release: prepare(db, q.release),
     purge: prepare(db, q.purge),
   };
-  async function run<Row>(statement: Prepared, values: Record<string, unknown>): Promise<Row[]> {
-    return rowsOf<Row>(await statement.execute(values));
+  type Statement = keyof typeof onDb;
+
+  /**
+   * Runs one of the store's own statements: on its own (autocommit, retried on a
+   * serialization failure), or, for a call nested in guarded work on PGlite, inside the
+   * outer transaction (where a retry could not help, and the claim commits synchronously).
+   */
+  async function run<Row>(name: Statement, values: Record<string, unknown>): Promise<Row[]> {
+    const outer = single?.outerTransaction();
+    if (outer) {
+      const query = name === 'claimOrRead' && joinedClaimOrRead ? joinedClaimOrRead : q[name];
+      return rowsOf<Row>(await prepare(outer, query).execute(values));
+    }
+    return retryingSerializationFailures(async () => rowsOf<Row>(await onDb[name].execute(values)));
   }
 
   async function read(record: RecordKey): Promise<StoredRecord | undefined> {
-    const [row] = await run<RecordRow>(onDb.read, { scope: record.scope, key: record.key });
+    const [row] = await run<RecordRow>('read', { scope: record.scope, key: record.key });
     return row ? toStoredRecord(record, row) : undefined;
   }
 
   /**
-   * Takes over an in-flight record of the same fingerprint whose lease expired, or a complete
-   * record past its retention, in one statement. Returns the state it replaced, or undefined.
+   * Claims over a record the rule of queries.ts allows, in one statement that re-checks the
+   * rule. Returns the state it replaced, or undefined.
    */
   async function takeOver(request: ClaimRequest, token: string): Promise<string | undefined> {
-    const [row] = await run<{ previous_state: string }>(onDb.takeOver, claimValues(request, token));
+    const [row] = await run<{ previous_state: string }>('takeOver', claimValues(request, token));
     return row?.previous_state;
   }
 
@@ -146,22 +150,32 @@ export function postgresStore<Db extends AnyPgDatabase>(
     dialect: 'postgres',
 
     async claim(request: ClaimRequest): Promise<ClaimResult> {
+      const running = single?.running(request);
+      if (running) return { status: 'exists', record: running };
       for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
         const token = randomUUID();
-        const [row] = await run<ClaimRow>(onDb.claimOrRead, claimValues(request, token));
+        const [row] = await run<ClaimRow>('claimOrRead', claimValues(request, token));
         // No row: the conflicting row committed after this statement's snapshot was taken (a
         // concurrent claim we waited for), or it was deleted in between. Look again.
         if (!row) continue;
         if (row.claimed_token !== null) return { status: 'claimed', token, takenOver: false };
         if (row.eligible) {
-          // Rare: an expired lease or retention. The CTE re-checks every condition itself.
+          // Rare: an expired lease or record. The takeover re-checks the rule itself.
           const previous = await takeOver(request, token);
           if (previous !== undefined) {
             return { status: 'claimed', token, takenOver: previous === 'in_flight' };
           }
           // Locked by its running original (S11), or changed since we read it: as it is now.
           const record = await read(request);
-          if (record) return { status: 'exists', record };
+          if (!record) continue;
+          if (record.expiresAt > record.readAt) return { status: 'exists', record };
+          // S14: still past its expiry, yet not ours to take: a concurrent takeover (or a
+          // purge) holds it right now, and our read saw the version before that commits. It
+          // is never replayed: look again, and if it is still being replaced, it is in
+          // flight for someone whose fingerprint we cannot know yet (409, never 422).
+          if (attempt === CLAIM_ATTEMPTS - 1) {
+            return { status: 'exists', record: beingReplaced(record, request.fingerprint) };
+          }
           continue;
         }
         return { status: 'exists', record: toStoredRecord(request, row as RecordRow) };
@@ -174,43 +188,71 @@ export function postgresStore<Db extends AnyPgDatabase>(
     read,
 
     transaction<T>(fence: Fence, work: (tx: Tx) => Promise<T>): Promise<T> {
-      return db.transaction(
+      const outer = single?.outerTransaction();
+      return runTransaction(
+        outer
+          ? // Nested in guarded work on PGlite: a savepoint of the outer transaction.
+            (callback) => outer.transaction(callback)
+          : isolationInside
+            ? (callback) => db.transaction(callback)
+            : (callback) => db.transaction(callback, { isolationLevel: 'read committed' }),
         async (tx) => {
           absorbConnectionErrors(tx);
+          if (isolationInside && !outer) await tx.execute(READ_COMMITTED);
           // Holding this row lock until commit is what keeps a takeover out while we run (S11).
-          const held = await run(prepare(tx as AnyPgDatabase, q.lock), fenceValues(fence));
-          if (held.length !== 1) throw new LeaseLostError();
-          return work(tx as Tx);
+          const [held] = rowsOf<RecordRow>(await prepare(tx, q.lock).execute(fenceValues(fence)));
+          if (!held) throw new LeaseLostError();
+          if (!single) return work(tx as Tx);
+          return single.holding(toStoredRecord(fence, held), () =>
+            single.inside(tx, () => work(tx as Tx)),
+          );
         },
-        { isolationLevel: 'read committed' },
       );
     },
 
     async complete(fence: Fence, completion: CompletionRecord, tx?: Tx): Promise<boolean> {
-      const statement = tx ? prepare(tx as AnyPgDatabase, q.complete) : onDb.complete;
-      const rows = await run(statement, {
+      const values = {
         ...fenceValues(fence),
         outcome: completion.outcome,
         result: completion.result,
         retentionMs: completion.retentionMs,
-      });
+      };
+      const rows = tx
+        ? rowsOf(await prepare(tx as AnyPgDatabase, q.complete).execute(values))
+        : await run('complete', values);
       return rows.length === 1;
     },
 
     async release(fence: Fence): Promise<boolean> {
-      return (await run(onDb.release, fenceValues(fence))).length === 1;
+      return (await run('release', fenceValues(fence))).length === 1;
     },
 
     async purge({ batchSize, maxBatches }: PurgeOptions): Promise<number> {
       let total = 0;
       for (let batch = 0; batch < maxBatches; batch++) {
-        const [row] = await run<{ count: number }>(onDb.purge, { batchSize });
+        const [row] = await run<{ count: number }>('purge', { batchSize });
         const count = Number(row?.count ?? 0);
         total += count;
         if (count < batchSize) break;
       }
       return total;
     },
+  };
+}
+
+/**
+ * An expired record that a concurrent claim is replacing right now, as the guard must see
+ * it: in flight, nothing to replay, and (since the new owner's fingerprint is unknown) the
+ * caller's own fingerprint, so that it is told to retry (409) rather than 422.
+ */
+function beingReplaced(record: StoredRecord, fingerprint: string): StoredRecord {
+  return {
+    ...record,
+    fingerprint,
+    state: 'in_flight',
+    outcome: null,
+    result: null,
+    leaseExpiresAt: record.readAt,
   };
 }
 
@@ -244,141 +286,5 @@ function toStoredRecord({ scope, key }: RecordKey, row: RecordRow): StoredRecord
     createdAt: new Date(row.created_ms),
     // The guard compares the record's times with this, never with its own clock (S11).
     readAt: new Date(row.read_ms),
-  };
-}
-
-/**
- * Every statement the store runs, built once per store (table name and all) with named
- * placeholders; each call only fills in its values. Unnamed statements, so nothing is
- * prepared on the server (which transaction-mode poolers such as PgBouncer cannot share).
- */
-function buildQueries(t: PgIdempotencyTable, { asyncClaim }: { asyncClaim: boolean }) {
-  const dialect = new PgDialect();
-  const build = (query: SQL): Query => dialect.sqlToQuery(query);
-  const byKey = sql`scope = ${p('scope')} and key = ${p('key')}`;
-  /** The fence: the record is in flight under our token (SPEC S8). */
-  const held = sql`${byKey} and token = ${p('token')} and state = 'in_flight'`;
-  /** A record's columns (RecordRow), `readAt` being one reading of the database clock. */
-  const record = (readAt: SQL) => sql`fingerprint, operation, state, outcome, result,
-    ${epochMs(sql`lease_expires_at`)} as lease_expires_ms,
-    ${epochMs(sql`expires_at`)} as expires_ms,
-    ${epochMs(sql`created_at`)} as created_ms,
-    ${epochMs(readAt)} as read_ms`;
-  return {
-    /**
-     * S7 in one round trip: inserts our claim, or, when (scope, key) exists, returns the
-     * record that stands, read with the database clock, and whether it may be taken over
-     * (the takeover statement's conditions, by that same clock reading). The read sees the
-     * statement's snapshot: a conflicting row committed after it was taken (a concurrent
-     * claim the insert waited for) or deleted meanwhile yields no row at all.
-     *
-     * Asynchronous commit (`asyncClaim`): the claim commits on its own, before the business
-     * transaction, so waiting for its WAL flush would cost a second flush per fresh call. It
-     * need not wait, because losing it is harmless. A crash can lose only an unflushed
-     * claim, which leaves the key absent: the state before the claim. Nothing that depended
-     * on it can have committed: the business transaction needs the row (its lock and fenced
-     * completion match on the token) and begins after the claim's commit record is in the
-     * WAL, so its own synchronous commit flushes the WAL up to and including the claim's; a
-     * crash before that flush loses both. The original's connection dies with the server,
-     * so it never completes; a retry claims afresh. Other sessions see an asynchronously
-     * committed row at once (only the flush is late), so S7 holds as before, and a standby
-     * receives the WAL in order, so one that has the business commit has the claim too.
-     * `set_config(..., true)` lasts for this statement's own transaction only; it sits in
-     * the INSERT's source and is filtered on, so that it is really evaluated (a SELECT CTE
-     * that nothing references would never run).
-     */
-    claimOrRead: build(sql`
-      with ins as (
-        insert into ${t} as r (scope, key, fingerprint, operation, state, token,
-          lease_expires_at, expires_at, created_at)
-        select ${p('scope')}, ${p('key')}, ${p('fingerprint')}, ${p('operation')}, 'in_flight',
-          ${p('token')}, c.at + ${interval('leaseMs')}, c.at + ${interval('expiresMs')}, c.at
-        from (
-          select clock_timestamp() as at,
-            ${asyncClaim ? sql`set_config('synchronous_commit', 'off', true)` : sql`'unchanged'`} as commit_mode
-        ) c
-        where c.commit_mode is not null
-        on conflict (scope, key) do nothing
-        returning r.token
-      )
-      select ins.token as claimed_token, null::boolean as eligible,
-        null::text as fingerprint, null::text as operation, null::text as state,
-        null::text as outcome, null::text as result, null::float8 as lease_expires_ms,
-        null::float8 as expires_ms, null::float8 as created_ms, null::float8 as read_ms
-      from ins
-      union all
-      select null, (
-          (state = 'in_flight' and lease_expires_at <= k.read_at
-            and fingerprint = ${p('fingerprint')})
-          or (state = 'complete' and expires_at <= k.read_at)
-        ), ${record(sql`k.read_at`)}
-      from ${t} cross join (select clock_timestamp() as read_at) k
-      where ${byKey} and not exists (select 1 from ins)`),
-
-    /**
-     * S11/S14: takes over an in-flight record of the same fingerprint whose lease expired,
-     * or a complete record past its retention, as one compare-and-set. SKIP LOCKED: the
-     * original's business transaction holds its row lock for its whole life, so while it
-     * runs nothing is taken over, and the caller answers at once instead of blocking.
-     */
-    takeOver: build(sql`
-      with target as (
-        select scope, key, state from ${t}
-        where ${byKey}
-          and (
-            (state = 'in_flight' and lease_expires_at <= clock_timestamp()
-              and fingerprint = ${p('fingerprint')})
-            or (state = 'complete' and expires_at <= clock_timestamp())
-          )
-        for update skip locked
-      )
-      update ${t} as record set
-        token = ${p('token')},
-        state = 'in_flight',
-        fingerprint = ${p('fingerprint')},
-        operation = ${p('operation')},
-        outcome = null,
-        result = null,
-        lease_expires_at = clock_timestamp() + ${interval('leaseMs')},
-        expires_at = clock_timestamp() + ${interval('expiresMs')},
-        created_at = clock_timestamp(),
-        completed_at = null
-      from target
-      where record.scope = target.scope and record.key = target.key
-      returning target.state as previous_state`),
-
-    read: build(sql`select ${record(sql`clock_timestamp()`)} from ${t} where ${byKey}`),
-
-    /** S8/S11: the fence, locked for the business transaction's life. */
-    lock: build(sql`select 1 as held from ${t} where ${held} for update`),
-
-    complete: build(sql`
-      update ${t} set
-        state = 'complete',
-        outcome = ${p('outcome')},
-        result = ${p('result')},
-        completed_at = clock_timestamp(),
-        expires_at = clock_timestamp() + ${interval('retentionMs')},
-        lease_expires_at = null
-      where ${held}
-      returning 1 as done`),
-
-    release: build(sql`delete from ${t} where ${held} returning 1 as done`),
-
-    /**
-     * S14: bounded batches keep each statement's locks short; SKIP LOCKED leaves rows that a
-     * claim is taking over (or another purger is deleting) alone.
-     */
-    purge: build(sql`
-      with deleted as (
-        delete from ${t} where ctid in (
-          select ctid from ${t}
-          where expires_at <= clock_timestamp()
-          limit ${p('batchSize')}
-          for update skip locked
-        )
-        returning 1
-      )
-      select count(*)::int as count from deleted`),
   };
 }

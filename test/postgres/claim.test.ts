@@ -312,6 +312,115 @@ for (const driver of drivers) {
       );
 
       it.skipIf(!driver.multiConnection)(
+        `S6/S11: the takeover re-checks the fingerprint: a record that became another request's expired in-flight claim after the claim read it is never taken over${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
+        async () => {
+          // Only a race reaches the takeover with a record of another fingerprint; this one is
+          // made certain. The record is complete and past retention (anyone may claim it), so
+          // our claim statement finds it eligible; but it began while another process was
+          // turning it into its own in-flight claim (fingerprint fp-a, lease already expired),
+          // and read the version before that commit. The takeover that follows must see fp-a
+          // and leave it alone: 422 for us, never a claim.
+          const req = request({ fingerprint: 'fp-b' });
+          await opened.db.execute(sql`
+            insert into ${sql.identifier(table)}
+              (scope, key, fingerprint, operation, state, token, outcome, result,
+               lease_expires_at, expires_at)
+            values (${req.scope}, ${req.key}, 'fp-old', 'createPayment', 'complete', null,
+              'committed', '"old"', null, now() - interval '1 second')`);
+          const other = createNodePgDb({ max: 2 });
+          let commit!: () => void;
+          const gate = new Promise<void>((resolve) => {
+            commit = resolve;
+          });
+          let updated!: () => void;
+          const updatedRow = new Promise<void>((resolve) => {
+            updated = resolve;
+          });
+          try {
+            const concurrent = other.db.transaction(async (tx) => {
+              await tx.execute(sql`
+                update ${sql.identifier(table)} set fingerprint = 'fp-a', state = 'in_flight',
+                  token = 'a-token', outcome = null, result = null,
+                  lease_expires_at = now() - interval '1 second',
+                  expires_at = now() + interval '1 hour'
+                where scope = ${req.scope} and key = ${req.key}`);
+              updated();
+              await gate;
+            });
+            await updatedRow;
+            const claiming = store.claim(req);
+            const deadline = Date.now() + 10_000;
+            for (;;) {
+              const [waiting] = await rows<{ n: number }>(
+                other.db,
+                sql`select count(*)::int as n from pg_stat_activity
+                    where wait_event_type = 'Lock' and query like '%with ins as%'
+                      and query like ${`%${table}%`}`,
+              );
+              if (Number(waiting!.n) > 0) break;
+              if (Date.now() > deadline) throw new Error('the claim never waited on the row');
+              await sleep(10);
+            }
+            commit();
+            await concurrent;
+            const claim = await claiming;
+            expect(claim).toMatchObject({
+              status: 'exists',
+              record: { fingerprint: 'fp-a', state: 'in_flight' },
+            });
+            expect(kinds(opened.log)).toEqual(['claim', 'takeover', 'read']);
+          } finally {
+            commit();
+            await other.close();
+          }
+        },
+      );
+
+      it.skipIf(!driver.multiConnection)(
+        `S14: an expired record that a concurrent takeover holds is never returned as current: it is in flight (409), not replayed${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
+        async () => {
+          // Another claim is taking the expired record over right now: it holds the row's
+          // lock, so our takeover skips the row, and a read sees the version before that
+          // takeover commits, still complete with its old result.
+          const req = request();
+          await opened.db.execute(sql`
+            insert into ${sql.identifier(table)}
+              (scope, key, fingerprint, operation, state, token, outcome, result,
+               lease_expires_at, expires_at)
+            values (${req.scope}, ${req.key}, ${req.fingerprint}, 'createPayment', 'complete',
+              null, 'committed', '"old"', null, now() - interval '1 second')`);
+          const other = createNodePgDb({ max: 2 });
+          let finish!: () => void;
+          const gate = new Promise<void>((resolve) => {
+            finish = resolve;
+          });
+          let locked!: () => void;
+          const lockedRow = new Promise<void>((resolve) => {
+            locked = resolve;
+          });
+          try {
+            const takeover = other.db.transaction(async (tx) => {
+              await tx.execute(sql`select 1 from ${sql.identifier(table)}
+                where scope = ${req.scope} and key = ${req.key} for update`);
+              locked();
+              await gate;
+            });
+            await lockedRow;
+            const claim = await store.claim(req);
+            expect(claim).toMatchObject({
+              status: 'exists',
+              record: { state: 'in_flight', result: null, fingerprint: req.fingerprint },
+            });
+            finish();
+            await takeover;
+          } finally {
+            finish();
+            await other.close();
+          }
+        },
+      );
+
+      it.skipIf(!driver.multiConnection)(
         `S10/S11: an eligible record whose original transaction still holds its lock is not taken over; the claim reads it instead${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
         async () => {
           const req = request({ leaseMs: 100 });

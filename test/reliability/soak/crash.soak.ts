@@ -7,7 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailability } from '../../support/postgres.js';
 import type { StoreKind } from '../support/backend.js';
-import { type CrashSite, closeCrashSite, openCrashSite } from '../support/crash-site.js';
+import {
+  type CrashSite,
+  closeCrashSite,
+  openCrashSite,
+  serverEnvOf,
+} from '../support/crash-site.js';
 import { type CrashOutcome, crashTrial, SURFACES } from '../support/crash-trial.js';
 import { FAULT_POINTS } from '../support/instrument.js';
 import { mulberry32 } from '../support/storm.js';
@@ -46,7 +51,7 @@ describe('soak: crash trials at random fault points', () => {
           const site = sites.get(kind)!;
           const outcome = await crashTrial({
             surface,
-            server: { STORE: kind, LOCATION: site.location, TABLE: site.table },
+            server: serverEnvOf(site),
             healthyUrl: site.healthy.url,
             backend: site.backend,
             point,

@@ -42,7 +42,12 @@ export interface BackendConfig {
   now?: () => number;
   /** Postgres only: pool size. */
   poolSize?: number;
+  /** Postgres only: the driver (S24: the fault suites run on both). */
+  driver?: PostgresDriver;
 }
+
+export type PostgresDriver = 'node-postgres' | 'postgres.js';
+export const POSTGRES_DRIVERS: PostgresDriver[] = ['node-postgres', 'postgres.js'];
 
 /** A fresh SQLite file in its own temp folder (each test its own file, STYLE). */
 export function tempSqliteFile(): string {

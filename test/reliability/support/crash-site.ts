@@ -9,6 +9,7 @@ import {
   dropPostgresTables,
   migratePostgresTables,
   openBackend,
+  type PostgresDriver,
   type StoreKind,
   tempSqliteFile,
 } from './backend.js';
@@ -16,19 +17,41 @@ import { type ServerProcess, startServer } from './process.js';
 
 export interface CrashSite {
   kind: StoreKind;
+  /** Postgres only: the driver of both the healthy and the doomed processes. */
+  driver: PostgresDriver | undefined;
   location: string;
   table: string;
   backend: Backend;
   healthy: ServerProcess;
 }
 
-export async function openCrashSite(kind: StoreKind, tablePrefix: string): Promise<CrashSite> {
-  const location = kind === 'sqlite' ? tempSqliteFile() : TEST_DATABASE_URL;
+export async function openCrashSite(
+  kind: StoreKind,
+  tablePrefix: string,
+  driver?: PostgresDriver,
+  location: string = kind === 'sqlite' ? tempSqliteFile() : TEST_DATABASE_URL,
+): Promise<CrashSite> {
   const table = uniqueTableName(tablePrefix);
   if (kind === 'postgres') await migratePostgresTables(location, table);
-  const backend = await openBackend({ kind, location, table });
-  const healthy = await startServer({ STORE: kind, LOCATION: location, TABLE: table, GRAPHQL: 1 });
-  return { kind, location, table, backend, healthy };
+  const backend = await openBackend({ kind, location, table, ...(driver ? { driver } : {}) });
+  const healthy = await startServer({
+    STORE: kind,
+    LOCATION: location,
+    TABLE: table,
+    GRAPHQL: 1,
+    ...(driver ? { PG_DRIVER: driver } : {}),
+  });
+  return { kind, driver, location, table, backend, healthy };
+}
+
+/** What a crash trial's doomed process needs to open the site's database. */
+export function serverEnvOf(site: CrashSite) {
+  return {
+    STORE: site.kind,
+    LOCATION: site.location,
+    TABLE: site.table,
+    ...(site.driver ? { PG_DRIVER: site.driver } : {}),
+  };
 }
 
 export async function closeCrashSite(site: CrashSite): Promise<void> {

@@ -19,6 +19,8 @@ export interface ServerEnv {
   GRAPHQL?: 1;
   /** Postgres pool size per process. @default 10 */
   POOL_SIZE?: number;
+  /** The Postgres driver. @default 'node-postgres' */
+  PG_DRIVER?: 'node-postgres' | 'postgres.js';
 }
 
 export interface ServerProcess {

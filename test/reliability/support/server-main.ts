@@ -3,7 +3,7 @@
  *
  *   STORE=sqlite|postgres LOCATION=<file or url> TABLE=<name> node --import tsx server-main.ts
  *
- * Optional: LEASE_MS, DELAY_MS (time inside each transaction), GRAPHQL=1, FAULT_POINT (after-claim |
+ * Optional: PG_DRIVER (node-postgres | postgres.js), LEASE_MS, DELAY_MS (time inside each transaction), GRAPHQL=1, FAULT_POINT (after-claim |
  * in-transaction | after-commit: print `FAULT <point> ...` and hang there until killed).
  * Prints `READY <port>` once it listens on 127.0.0.1 (port chosen by the OS).
  */
@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGuard } from '../../../src/index.js';
 import { paymentsApp } from './app.js';
-import { openBackend, type StoreKind } from './backend.js';
+import { openBackend, type PostgresDriver, type StoreKind } from './backend.js';
 import { FAULT_POINTS, type FaultPoint, hangAt, instrument } from './instrument.js';
 
 const env = process.env;
@@ -25,6 +25,7 @@ const backend = await openBackend({
   location: required('LOCATION'),
   table: required('TABLE'),
   poolSize: Number(env.POOL_SIZE ?? 10),
+  ...(env.PG_DRIVER ? { driver: env.PG_DRIVER as PostgresDriver } : {}),
 });
 const store = fault
   ? instrument(

@@ -1,0 +1,36 @@
+/**
+ * The store's own autocommit statements under a strict server default (SPEC S24).
+ *
+ * The claim, takeover, read, release, purge and out-of-transaction completion each run as a
+ * statement of its own, in an implicit transaction at the server's
+ * `default_transaction_isolation`. Under SERIALIZABLE or REPEATABLE READ, a claim whose
+ * `ON CONFLICT` meets a row its snapshot cannot see (a concurrent duplicate's claim) fails
+ * with SQLSTATE 40001, which would reach the caller as 503. Wrapping each in a READ
+ * COMMITTED transaction would cost a BEGIN and a COMMIT round trip per statement; instead
+ * such a failure is retried: the statement's transaction was rolled back, so nothing of it
+ * happened, and a new attempt takes a new snapshot that sees the committed row. Bounded,
+ * with a short random pause so that colliding duplicates spread out.
+ */
+const ATTEMPTS = 8;
+
+/** 40001 serialization_failure, 40P01 deadlock_detected. Drizzle wraps the driver's error. */
+export function isSerializationFailure(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === '40001' || code === '40P01') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** Runs one autocommit statement, again on a serialization failure, a few times at most. */
+export async function retryingSerializationFailures<T>(statement: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (error) {
+      if (attempt >= ATTEMPTS || !isSerializationFailure(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** attempt));
+    }
+  }
+}

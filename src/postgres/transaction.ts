@@ -1,0 +1,155 @@
+/**
+ * The guarded transaction's life on any driver (SPEC S11, S15, S24): it never ends before its
+ * work does, and nothing is sent through a transaction the driver has given up on.
+ *
+ * Why: postgres.js's `sql.begin()` rejects as soon as its connection closes (a terminated
+ * backend, `idle_in_transaction_session_timeout`, a cut link), while the callback, the
+ * guarded work, still runs. Settling then would let the guard answer 503 and free the key
+ * while the work goes on: a retry would run alongside it. And whatever the work (or the
+ * guard's completing UPDATE, or postgres.js itself with its COMMIT or ROLLBACK) sends later
+ * goes to a connection whose socket is gone, and postgres.js throws a TypeError from a
+ * timer, which kills the process. node-postgres waits for its callback and fails statements
+ * on a dead client by itself; PGlite has no connection to lose.
+ *
+ * So:
+ * - the promise returned here settles only once the work has settled;
+ * - every statement through the handle (and through nested `tx.transaction` savepoints) is
+ *   refused with a store error once the driver has ended the transaction or a statement saw
+ *   the connection go;
+ * - when the driver ended the transaction before the work was over, the callback handed to
+ *   the driver is abandoned: it never settles, so the driver sends no COMMIT or ROLLBACK on
+ *   the dead connection (the server rolled back when the connection died; the pending
+ *   callback is garbage once nothing refers to it). The caller gets the driver's error.
+ */
+import { IdempotencyError } from '../core/errors.js';
+import type { AnyPgDatabase } from './db.js';
+
+/** Starts a driver transaction and runs `callback` in it (`db.transaction`, or a savepoint). */
+export type Begin = <T>(callback: (tx: AnyPgDatabase) => Promise<T>) => Promise<T>;
+
+interface Life {
+  /** The driver settled its transaction before we handed the work's outcome back. */
+  driverEnded?: { error: unknown };
+  /** A statement failed because the connection went away. */
+  connectionLost?: unknown;
+}
+
+export function runTransaction<T>(
+  begin: Begin,
+  work: (tx: AnyPgDatabase) => Promise<T>,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const life: Life = {};
+    let started = false;
+    let handedBack = false;
+
+    const driver = begin<T>(async (tx) => {
+      started = true;
+      fenceHandle(tx, life);
+      let outcome: { value: T } | { error: unknown };
+      try {
+        outcome = { value: await work(tx) };
+      } catch (error) {
+        outcome = { error };
+      }
+      // A failure may be the connection going; let its close reach the driver's promise
+      // (postgres.js rejects `begin` from the socket's close handler) before we decide.
+      if ('error' in outcome && !life.driverEnded) await nextMacrotask();
+      if (life.driverEnded) {
+        reject(life.driverEnded.error);
+        return abandoned<T>();
+      }
+      handedBack = true;
+      if ('error' in outcome) throw outcome.error;
+      return outcome.value;
+    });
+
+    // Once the work has started, only the callback above settles the outcome early: it
+    // waits for the work first.
+    driver.then(
+      (value) => {
+        if (handedBack) resolve(value);
+        else life.driverEnded = { error: new Error('The driver ended the transaction early.') };
+      },
+      (error: unknown) => {
+        if (handedBack || !started) reject(error);
+        else life.driverEnded = { error };
+      },
+    );
+  });
+}
+
+/**
+ * Refuses every statement through `tx` once the transaction is over for the driver, and
+ * notes a statement that failed because the connection went. Instance properties shadow
+ * the prototype's, so only this transaction's handle is affected.
+ */
+function fenceHandle(tx: AnyPgDatabase, life: Life): void {
+  const session = tx._.session as unknown as {
+    prepareQuery: (...args: unknown[]) => Record<'execute' | 'all', (...a: unknown[]) => unknown>;
+  };
+  const guarded = (send: () => unknown): Promise<unknown> => {
+    if (life.driverEnded || life.connectionLost !== undefined) {
+      return Promise.reject(transactionEnded(life.connectionLost ?? life.driverEnded?.error));
+    }
+    return Promise.resolve(send()).catch((error: unknown) => {
+      if (isConnectionLoss(error)) life.connectionLost ??= error;
+      throw error;
+    });
+  };
+  const prepareQuery = session.prepareQuery.bind(session);
+  session.prepareQuery = (...args) => {
+    const prepared = prepareQuery(...args);
+    for (const method of ['execute', 'all'] as const) {
+      const send = prepared[method].bind(prepared);
+      prepared[method] = (...values) => guarded(() => send(...values));
+    }
+    return prepared;
+  };
+  const handle = tx as unknown as {
+    transaction: (
+      callback: (inner: AnyPgDatabase) => Promise<unknown>,
+      config?: unknown,
+    ) => unknown;
+  };
+  const savepoint = handle.transaction.bind(tx);
+  handle.transaction = (callback, config) =>
+    guarded(() =>
+      savepoint((inner) => {
+        fenceHandle(inner, life);
+        return callback(inner);
+      }, config),
+    );
+}
+
+/**
+ * Errors that mean the connection is gone: postgres.js's own codes, SQLSTATE class 08
+ * (connection exception), 57P01-57P03 (terminated by an operator, crash, shutdown) and 25P03
+ * (idle_in_transaction_session_timeout). Drizzle wraps the driver's error as `cause`.
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECTION_LOSS.test(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+const CONNECTION_LOSS = /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|08...|57P0[123]|25P03)$/;
+
+function transactionEnded(cause: unknown): IdempotencyError {
+  return new IdempotencyError(
+    'IDEMPOTENCY_STORE_UNAVAILABLE',
+    'mutation-guard/postgres: the database ended this transaction (its connection was lost); the statement was not sent, and nothing of the transaction commits.',
+    { cause },
+  );
+}
+
+function nextMacrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A promise that never settles: the driver's callback, given up with its transaction. */
+function abandoned<T>(): Promise<T> {
+  return new Promise<T>(() => {});
+}

@@ -1,0 +1,167 @@
+/**
+ * The Postgres server itself crashes under guarded load (SPEC S7, S8, S11, S24), on a private
+ * cluster (test/support/private-cluster.ts), once per driver: `pg_ctl stop -m immediate`
+ * while payments run, then a restart. This is what the claim's asynchronous commit relies
+ * on (src/postgres/queries.ts): a crash may lose a claim, never a committed payment, and a
+ * payment never commits without its claim.
+ *
+ * After the restart: no key was paid twice; every payment answered 200 before the crash is
+ * in the table and its retry replays that very answer (nothing lost); every other key is
+ * paid exactly once by its client's retries, none held longer than its lease.
+ */
+import { sql } from 'drizzle-orm';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGuard, IdempotencyError } from '../../src/index.js';
+import { rowsOf } from '../../src/postgres/db.js';
+import { type AnyPgDatabase, migratePostgres, postgresStore } from '../../src/postgres/index.js';
+import { createNodePgDb, type TestDb } from '../support/postgres.js';
+import {
+  createPrivateCluster,
+  type PrivateCluster,
+  privateClusterAvailability,
+} from '../support/private-cluster.js';
+
+const cluster = privateClusterAvailability();
+const LEASE_MS = 2000;
+const CLIENTS = 16;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const drivers: { name: string; open(url: string): TestDb<AnyPgDatabase> }[] = [
+  { name: 'node-postgres', open: (url) => createNodePgDb({ url, max: 8 }) },
+  {
+    name: 'postgres.js',
+    open: (url) => {
+      // Reconnect promptly once the server is back (postgres.js backs off up to 20 s by
+      // default), and no array-type query on connect: a connection cut during it is an
+      // unhandled rejection in postgres.js 3.4.9 (porsager/postgres#1192).
+      const client = postgres(url, {
+        max: 8,
+        backoff: () => 0.1,
+        fetch_types: false,
+        onnotice: () => {},
+      });
+      return { db: drizzlePostgresJs({ client }), close: () => client.end({ timeout: 5 }) };
+    },
+  },
+];
+
+interface Answer {
+  key: string;
+  outcome: 'paid' | 'replayed' | string;
+  paymentId?: string;
+}
+
+describe.skipIf(!cluster.bin)(
+  `a Postgres server crash (pg_ctl stop -m immediate) under guarded load${cluster.skipReason ? ` (${cluster.skipReason})` : ''}`,
+  () => {
+    let server: PrivateCluster;
+    beforeAll(async () => {
+      server = await createPrivateCluster(cluster.bin!);
+    }, 60_000);
+    afterAll(async () => {
+      await server?.destroy();
+    });
+
+    for (const driver of drivers) {
+      it(`S7/S8/S11/S24 ${driver.name}: 0 double executions, 0 lost results, no key held past its lease`, async () => {
+        const table = `crash_${driver.name.replace(/\W/g, '')}`;
+        const payments = sql.identifier(`${table}_payments`);
+        const opened = driver.open(server.url);
+        try {
+          await migratePostgres(opened.db, { table });
+          await opened.db.execute(
+            sql`create table ${payments} (id serial primary key, key text not null)`,
+          );
+          const guard = createGuard({
+            store: postgresStore(opened.db, { table }),
+            lease: LEASE_MS,
+          });
+          const pay = (key: string): Promise<Answer> =>
+            guard
+              .run({
+                scope: 'acct',
+                key,
+                fingerprint: 'pay',
+                operation: 'pay',
+                work: async (tx) => {
+                  const [row] = rowsOf<{ id: number }>(
+                    await (tx as AnyPgDatabase).execute(
+                      sql`insert into ${payments} (key) values (${key}) returning id`,
+                    ),
+                  );
+                  // Time inside the transaction, so that the crash finds some in flight.
+                  await sleep(10);
+                  return String(row!.id);
+                },
+              })
+              .then(
+                (r) => ({ key, outcome: r.replayed ? 'replayed' : 'paid', paymentId: r.value }),
+                (e) => ({ key, outcome: IdempotencyError.is(e) ? e.code : `error: ${e}` }),
+              );
+
+          // Load: each client pays one key after another until the crash.
+          const before: Answer[] = [];
+          let crashed = false;
+          const clients = Array.from({ length: CLIENTS }, async (_, c) => {
+            for (let n = 0; !crashed; n++) before.push(await pay(`c${c}-${n}`));
+          });
+          await sleep(600);
+          await server.crash();
+          crashed = true;
+          await Promise.all(clients);
+          await server.start();
+          const restartedAt = Date.now();
+
+          const keys = [...new Set(before.map((a) => a.key))];
+          const paidBefore = before.filter((a) => a.outcome === 'paid');
+          expect(paidBefore.length).toBeGreaterThan(0);
+          expect(before.some((a) => a.outcome === 'IDEMPOTENCY_STORE_UNAVAILABLE')).toBe(true);
+          expect(
+            before.filter((a) => !['paid', 'IDEMPOTENCY_STORE_UNAVAILABLE'].includes(a.outcome)),
+          ).toEqual([]);
+
+          // Every key is retried, with the same key, until its answer is final.
+          const settled = await Promise.all(
+            keys.map(async (key) => {
+              for (;;) {
+                const answer = await pay(key);
+                if (answer.outcome === 'paid' || answer.outcome === 'replayed') {
+                  return { answer, after: Date.now() - restartedAt };
+                }
+                if (Date.now() - restartedAt > LEASE_MS + 5_000) return { answer, after: -1 };
+                await sleep(answer.outcome === 'IDEMPOTENCY_KEY_IN_USE' ? 200 : 100);
+              }
+            }),
+          );
+          // Never stuck: every key answered within its lease (plus reconnect time).
+          expect(settled.filter((s) => s.after < 0 || s.after > LEASE_MS + 3_000)).toEqual([]);
+
+          const rows = rowsOf<{ id: number; key: string }>(
+            await opened.db.execute(sql`select id, key from ${payments}`),
+          );
+          const perKey = new Map<string, number>();
+          for (const row of rows) perKey.set(row.key, (perKey.get(row.key) ?? 0) + 1);
+          // 0 double executions, and every key paid in the end.
+          expect([...perKey.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+          expect(keys.filter((key) => !perKey.has(key))).toEqual([]);
+          // 0 lost results: a 200 before the crash has its row, and its retry replays it.
+          const byKey = new Map(settled.map((s) => [s.answer.key, s.answer]));
+          expect(
+            paidBefore.filter((a) => {
+              const retry = byKey.get(a.key);
+              return retry?.outcome !== 'replayed' || retry.paymentId !== a.paymentId;
+            }),
+          ).toEqual([]);
+          const ids = new Set(rows.map((row) => String(row.id)));
+          expect(paidBefore.filter((a) => !ids.has(a.paymentId!))).toEqual([]);
+        } finally {
+          // node-postgres's pool.end() sometimes never resolves after its connections were
+          // killed under it (seen on the outage suite before this one); the test is over.
+          await Promise.race([opened.close().catch(() => {}), sleep(3000)]);
+        }
+      }, 60_000);
+    }
+  },
+);
