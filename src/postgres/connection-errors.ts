@@ -20,7 +20,8 @@ function ignore(): void {
   // The failure reaches its caller through the client's next statement.
 }
 
-function absorb(client: unknown): void {
+/** Gives one node-postgres client an 'error' listener, once. */
+export function absorb(client: unknown): void {
   if (!(client instanceof EventEmitter) || absorbing.has(client)) return;
   client.on('error', ignore);
   absorbing.add(client);

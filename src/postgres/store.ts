@@ -53,6 +53,7 @@ import {
 } from '../store.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
+import { poolTransaction } from './pool-transaction.js';
 import { buildQueries, type ClaimRow, type RecordRow } from './queries.js';
 import { retryingSerializationFailures } from './serialization.js';
 import { isSingleConnection, singleConnection } from './single-connection.js';
@@ -98,6 +99,8 @@ export function postgresStore<Db extends AnyPgDatabase>(
    * we send it ourselves, first thing in the callback, where a loss is handled.
    */
   const isolationInside = driverOf(db) === 'postgres.js';
+  /** `db.transaction`, or on a node-postgres Pool one that always gives its client back. */
+  const begin = poolTransaction(db) ?? db.transaction.bind(db);
   // A claim joined to an outer transaction must not weaken that transaction's commit.
   const joinedClaimOrRead = single && buildQueries(t, { asyncClaim: false }).claimOrRead;
 
@@ -194,8 +197,8 @@ export function postgresStore<Db extends AnyPgDatabase>(
           ? // Nested in guarded work on PGlite: a savepoint of the outer transaction.
             (callback) => outer.transaction(callback)
           : isolationInside
-            ? (callback) => db.transaction(callback)
-            : (callback) => db.transaction(callback, { isolationLevel: 'read committed' }),
+            ? (callback) => begin(callback)
+            : (callback) => begin(callback, { isolationLevel: 'read committed' }),
         async (tx) => {
           absorbConnectionErrors(tx);
           if (isolationInside && !outer) await tx.execute(READ_COMMITTED);

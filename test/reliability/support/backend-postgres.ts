@@ -33,12 +33,9 @@ function connect(config: BackendConfig): { db: AnyPgDatabase; close(): Promise<v
   });
   // An idle client's error (a cut connection) must not crash the process.
   pool.on('error', () => {});
-  // pg-pool's end() sometimes never resolves once connections were cut under it (the
-  // outage suite cuts them on purpose; a pool client whose socket died while checked out
-  // never reports its end). The test is over by then: bound the wait.
-  const close = () =>
-    Promise.race([pool.end(), new Promise<void>((resolve) => setTimeout(resolve, 3000).unref())]);
-  return { db: drizzle({ client: pool }), close };
+  // pool.end() waits for every checked-out client: it returns only if the store gave back
+  // each client, also those whose BEGIN failed on a cut connection.
+  return { db: drizzle({ client: pool }), close: () => pool.end() };
 }
 
 export async function openPostgresBackend(config: BackendConfig): Promise<Backend> {

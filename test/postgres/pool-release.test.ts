@@ -1,0 +1,81 @@
+/**
+ * node-postgres: a guarded transaction whose BEGIN fails on a dead connection still gives its
+ * client back to the pool (SPEC S15, S24). Drizzle's own `db.transaction` sends BEGIN before
+ * its try/finally, so such a client was never released: every blip took one slot of the pool
+ * for good, and once the pool was drained every guarded mutation answered 503 long after the
+ * database was back (and `pool.end()` never returned).
+ */
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGuard, IdempotencyError } from '../../src/index.js';
+import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
+import { postgresAvailability, TEST_DATABASE_URL, uniqueTableName } from '../support/postgres.js';
+
+const pg_ = await postgresAvailability();
+
+/** A pg.Client whose connection dies just as it sends the next BEGIN, when told to. */
+class DyingClient extends pg.Client {
+  static dieAtNextBegin = 0;
+  // biome-ignore lint/suspicious/noExplicitAny: pg's overloaded query signature.
+  override query(...args: any[]): any {
+    const text = typeof args[0] === 'string' ? args[0] : args[0]?.text;
+    if (DyingClient.dieAtNextBegin > 0 && /^\s*begin/i.test(String(text))) {
+      DyingClient.dieAtNextBegin--;
+      (
+        this as unknown as { connection: { stream: { destroy(): void } } }
+      ).connection.stream.destroy();
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: as above.
+    return (super.query as any)(...args);
+  }
+}
+
+describe.skipIf(!pg_.realPostgres)(
+  `node-postgres pool: a failed BEGIN gives its client back${pg_.skipReason ? ` (${pg_.skipReason})` : ''}`,
+  () => {
+    const table = uniqueTableName('pool_release');
+    const pool = new pg.Pool({
+      connectionString: TEST_DATABASE_URL,
+      max: 2,
+      connectionTimeoutMillis: 2000,
+      Client: DyingClient,
+    });
+    pool.on('error', () => {});
+    const db = drizzle({ client: pool });
+
+    beforeAll(async () => {
+      await migratePostgres(db, { table });
+    });
+    afterAll(async () => {
+      await db.execute(sql.raw(`DROP TABLE IF EXISTS "${table}", "${table}_migrations"`));
+      await pool.end();
+    });
+
+    it('S15/S24: after more failed BEGINs than the pool has clients, a mutation still runs, and pool.end() returns', async () => {
+      const guard = createGuard({ store: postgresStore(db, { table }) });
+      let runs = 0;
+      const call = (key: string) =>
+        guard.run({
+          scope: 'acct_1',
+          key,
+          fingerprint: 'fp',
+          operation: 'pay',
+          work: async () => ++runs,
+        });
+      // Three failed BEGINs against a pool of two: each answers 503 and runs nothing.
+      for (const key of ['blip-1', 'blip-2', 'blip-3']) {
+        DyingClient.dieAtNextBegin = 1;
+        const error = await call(key).catch((e: unknown) => e);
+        expect(IdempotencyError.is(error) && error.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
+      }
+      expect(runs).toBe(0);
+      // Leaked clients would make this wait for the pool until connectionTimeoutMillis: 503.
+      await expect(call('after-the-blips')).resolves.toEqual({ value: 1, replayed: false });
+      // A retry of a blipped key runs once, as a fresh claim.
+      await expect(call('blip-1')).resolves.toEqual({ value: 2, replayed: false });
+      expect(pool.totalCount - pool.idleCount).toBe(0);
+    });
+  },
+);
