@@ -91,8 +91,9 @@ export interface IdempotencyStore<Tx = unknown> {
 
   /**
    * Claims (scope, key) atomically (SPEC S7): inserts an in-flight record with a new token,
-   * or takes over one whose lease expired (same fingerprint only) or a complete record
-   * past its retention. Otherwise returns the record that stands.
+   * or takes over an in-flight record whose lease expired (same fingerprint only), or any
+   * record past its `expiresAt` (it counts as absent, whatever its fingerprint: S14).
+   * Otherwise returns the record that stands.
    */
   claim(request: ClaimRequest): Promise<ClaimResult>;
 
