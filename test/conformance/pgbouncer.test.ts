@@ -14,7 +14,7 @@ import { type PgDatabase, type PgQueryResultHKT, pgTable, text } from 'drizzle-o
 import pg from 'pg';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { createGuard, IdempotencyError, type IdempotencyStore } from '../../src/index.js';
+import { createGuard, IdempotencyError } from '../../src/index.js';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
 import { describeStoreConformance } from '../store-conformance.js';
 import {
@@ -24,6 +24,7 @@ import {
   TEST_PGBOUNCER_URL,
 } from '../support/pgbouncer.js';
 import { uniqueTableName } from '../support/postgres.js';
+import { conformanceTarget, type Driver } from './postgres-suite.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: any Drizzle Postgres database, whatever its driver.
 type AnyDb = PgDatabase<PgQueryResultHKT, any, any>;
@@ -31,63 +32,25 @@ type AnyDb = PgDatabase<PgQueryResultHKT, any, any>;
 const bouncer = await pgbouncerAvailability();
 const skipNote = bouncer.skipReason ? ` (${bouncer.skipReason})` : '';
 
-interface Driver {
-  name: string;
-  open(options?: { url?: string }): { db: AnyDb; close(): Promise<void> };
-}
-
 const drivers: Driver[] = [
-  { name: 'node-postgres Pool', open: (o) => createNodePgDbViaPgBouncer(o) },
-  { name: 'postgres.js, prepare: false', open: (o) => createPostgresJsDbViaPgBouncer(o) },
+  { name: 'node-postgres Pool', open: (o) => createNodePgDbViaPgBouncer(o), needsServer: true },
+  {
+    name: 'postgres.js, prepare: false',
+    open: (o) => createPostgresJsDbViaPgBouncer(o),
+    needsServer: true,
+  },
 ];
 
 for (const driver of drivers) {
   describe.skipIf(!bouncer.available)(
     `PgBouncer, transaction mode: ${driver.name}${skipNote}`,
     () => {
-      describeStoreConformance<unknown>({
-        name: `postgres behind PgBouncer ${bouncer.version ?? ''} (${driver.name})`,
-        async setup() {
-          const table = uniqueTableName('bouncer');
-          const business = `${table}_business`;
-          const { db, close } = driver.open();
-          await migratePostgres(db, { table });
-          await db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
-          const opened: { close(): Promise<void> }[] = [];
-          return {
-            store: postgresStore(db, { table }) as IdempotencyStore<unknown>,
-            insertPayment: async (tx, id) => {
-              await (tx as AnyDb).execute(
-                sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${id})`,
-              );
-            },
-            countPayments: async () => {
-              const result = await db.execute(
-                sql.raw(`SELECT count(*)::int AS n FROM "${business}"`),
-              );
-              const rows = Array.isArray(result) ? result : (result as { rows: unknown[] }).rows;
-              return (rows[0] as { n: number }).n;
-            },
-            secondStore: async () => {
-              const second = driver.open();
-              opened.push(second);
-              return postgresStore(second.db, { table }) as IdempotencyStore<unknown>;
-            },
-            close: async () => {
-              for (const other of opened) await other.close();
-              await db.execute(
-                sql.raw(`DROP TABLE IF EXISTS "${business}", "${table}", "${table}_migrations"`),
-              );
-              await close();
-            },
-          };
-        },
-        async unreachable() {
-          // Nothing listens on port 1: every connection attempt is refused.
-          const { db, close } = driver.open({ url: 'postgres://postgres@127.0.0.1:1/test' });
-          return { store: postgresStore(db) as IdempotencyStore<unknown>, close };
-        },
-      });
+      describeStoreConformance<unknown>(
+        conformanceTarget(
+          `postgres behind PgBouncer ${bouncer.version ?? ''} (${driver.name})`,
+          driver,
+        ),
+      );
     },
   );
 }

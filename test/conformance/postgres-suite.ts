@@ -11,7 +11,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { afterAll, describe } from 'vitest';
 import type { IdempotencyStore } from '../../src/index.js';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
-import { describeStoreConformance } from '../store-conformance.js';
+import { type ConformanceTarget, describeStoreConformance } from '../store-conformance.js';
 import {
   createNodePgDb,
   createPgliteDb,
@@ -69,58 +69,64 @@ export async function describePostgresConformance(list: Driver[]): Promise<void>
     describe.skipIf(driver.needsServer && !pg.realPostgres)(
       `${driver.name}${driver.needsServer && pg.skipReason ? ` (${pg.skipReason})` : ''}`,
       () => {
-        describeStoreConformance<unknown>({
-          name: `postgres (${driver.name})`,
-          ...(driver.needsServer ? {} : { skipMultiConnection: 'PGlite has a single connection' }),
-          async setup() {
-            const table = uniqueTableName('conf');
-            const business = `${table}_business`;
-            const { db, close } = driver.open();
-            await migratePostgres(db, { table });
-            await db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
-            const opened: { close(): Promise<void> }[] = [];
-            return {
-              store: postgresStore(db, { table }) as IdempotencyStore<unknown>,
-              insertPayment: async (tx, id) => {
-                await (tx as AnyDb).execute(
-                  sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${id})`,
-                );
-              },
-              countPayments: async () => {
-                const result = await db.execute(
-                  sql.raw(`SELECT count(*)::int AS n FROM "${business}"`),
-                );
-                const rows = Array.isArray(result) ? result : (result as { rows: unknown[] }).rows;
-                return (rows[0] as { n: number }).n;
-              },
-              secondStore: async () => {
-                const second = driver.open();
-                opened.push(second);
-                return postgresStore(second.db, { table }) as IdempotencyStore<unknown>;
-              },
-              close: async () => {
-                for (const other of opened) await other.close();
-                await db.execute(
-                  sql.raw(`DROP TABLE IF EXISTS "${business}", "${table}", "${table}_migrations"`),
-                );
-                await close();
-              },
-            };
-          },
-          async unreachable() {
-            // Nothing listens on port 1: every connection attempt is refused. PGlite cannot be
-            // unreachable, so it gets an instance of its own, closed.
-            const { db, close } = driver.needsServer
-              ? driver.open({ url: 'postgres://postgres@127.0.0.1:1/test' })
-              : createPgliteDb();
-            if (!driver.needsServer) await close();
-            return {
-              store: postgresStore(db) as IdempotencyStore<unknown>,
-              close: driver.needsServer ? close : async () => {},
-            };
-          },
-        });
+        describeStoreConformance<unknown>(conformanceTarget(`postgres (${driver.name})`, driver));
       },
     );
   }
+}
+
+/**
+ * The conformance target for one driver: a migrated table of its own per test, a business
+ * table beside it, a second store through a second pool, and an unreachable server.
+ */
+export function conformanceTarget(name: string, driver: Driver): ConformanceTarget<unknown> {
+  return {
+    name,
+    ...(driver.needsServer ? {} : { skipMultiConnection: 'PGlite has a single connection' }),
+    async setup() {
+      const table = uniqueTableName('conf');
+      const business = `${table}_business`;
+      const { db, close } = driver.open();
+      await migratePostgres(db, { table });
+      await db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
+      const opened: { close(): Promise<void> }[] = [];
+      return {
+        store: postgresStore(db, { table }) as IdempotencyStore<unknown>,
+        insertPayment: async (tx, id) => {
+          await (tx as AnyDb).execute(
+            sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${id})`,
+          );
+        },
+        countPayments: async () => {
+          const result = await db.execute(sql.raw(`SELECT count(*)::int AS n FROM "${business}"`));
+          const rows = Array.isArray(result) ? result : (result as { rows: unknown[] }).rows;
+          return (rows[0] as { n: number }).n;
+        },
+        secondStore: async () => {
+          const second = driver.open();
+          opened.push(second);
+          return postgresStore(second.db, { table }) as IdempotencyStore<unknown>;
+        },
+        close: async () => {
+          for (const other of opened) await other.close();
+          await db.execute(
+            sql.raw(`DROP TABLE IF EXISTS "${business}", "${table}", "${table}_migrations"`),
+          );
+          await close();
+        },
+      };
+    },
+    async unreachable() {
+      // Nothing listens on port 1: every connection attempt is refused. PGlite cannot be
+      // unreachable, so it gets an instance of its own, closed.
+      const { db, close } = driver.needsServer
+        ? driver.open({ url: 'postgres://postgres@127.0.0.1:1/test' })
+        : createPgliteDb();
+      if (!driver.needsServer) await close();
+      return {
+        store: postgresStore(db) as IdempotencyStore<unknown>,
+        close: driver.needsServer ? close : async () => {},
+      };
+    },
+  };
 }
