@@ -260,12 +260,28 @@ describe('S5: distinct values never share a fingerprint (property)', () => {
   it('two values share a fingerprint exactly when they are deeply equal', () => {
     fc.assert(
       fc.property(value, value, (a, b) => {
-        expect(fp(a) === fp(b)).toBe(isDeepStrictEqual(a, b));
+        const equal = deepStrictEqualOrUnknown(a, b);
+        // No oracle for this pair: skip it rather than guess.
+        fc.pre(equal !== undefined);
+        expect(fp(a) === fp(b)).toBe(equal);
       }),
       { numRuns: 3000 },
     );
   });
 });
+
+/**
+ * Node's `isDeepStrictEqual`, or undefined where it throws: Node 22's throws "Cannot read
+ * properties of null (reading 'constructor')" comparing a Map keyed by `null` with one keyed
+ * by objects (Node 20's answers).
+ */
+function deepStrictEqualOrUnknown(a: unknown, b: unknown): boolean | undefined {
+  try {
+    return isDeepStrictEqual(a, b);
+  } catch {
+    return undefined;
+  }
+}
 
 describe('Limits: cost linear in the input as received, depth and size bounded', () => {
   /** A chain `depth` links long in which each link reaches the next on two paths. */

@@ -5,7 +5,9 @@
  * the process, so every promise anywhere paid for each closed connection (200k awaits: 55 ms
  * before, 61 s after 2,000 closed stores). src/sqlite/lock.ts now shares one
  * AsyncLocalStorage across all locks; this guards against the leak coming back. The ratio is
- * taken within one run, and the bug it catches is orders of magnitude above the bound.
+ * taken within one run. The leak made each closed store cost about half the baseline again
+ * (300 stores: over 100x), so the bound sits an order of magnitude below it and far above
+ * what a busy machine or another Node version does to an unchanged loop (seen: up to 4x).
  */
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
@@ -21,6 +23,7 @@ async function awaitsMs(count: number): Promise<number> {
 
 describe('short-lived SQLite connections', () => {
   it('S23: 300 closed SQLite stores leave no per-connection AsyncLocalStorage behind: every await in the process stays as fast', async () => {
+    await awaitsMs(50_000); // warm up, so that `before` is not a cold loop
     const before = Math.max(await awaitsMs(50_000), 1);
     for (let n = 0; n < 300; n++) {
       const client = new Database(':memory:');
@@ -37,6 +40,6 @@ describe('short-lived SQLite connections', () => {
       client.close();
     }
     const after = await awaitsMs(50_000);
-    expect(after / before).toBeLessThan(3);
+    expect(after / before).toBeLessThan(15);
   }, 60_000);
 });
