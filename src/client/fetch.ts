@@ -4,23 +4,18 @@
  * key by the shared rules. Works for GraphQL POSTs and tRPC calls alike, in browsers, Node,
  * Bun and workers.
  */
-import { IDEMPOTENCY_KEY_HEADER, newIdempotencyKey } from './keys.js';
+import { IDEMPOTENCY_KEY_HEADER, type KeyOptions, newIdempotencyKey } from './keys.js';
 import { RETRY_DEFAULTS, type RetryOptions, withRetries } from './retry.js';
 import { answerVerdict, codesInBody, networkVerdict, type Verdict } from './verdict.js';
 
 export type Fetch = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 
-export interface IdempotentFetchOptions extends RetryOptions {
+export interface IdempotentFetchOptions extends RetryOptions, KeyOptions {
   /**
    * Which requests are mutations to key and retry. Others pass through untouched.
    * @default every request but GET, HEAD and OPTIONS
    */
   isMutation?: (request: Request) => boolean;
-  /**
-   * Makes the key of a call that brings no `Idempotency-Key` header.
-   * @default newIdempotencyKey (crypto.randomUUID())
-   */
-  newKey?: () => string;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 export type { Fetch, IdempotentFetchOptions } from './fetch.js';
 export { idempotentFetch } from './fetch.js';
+export type { IdempotencyReceipt, KeyOptions } from './keys.js';
 export {
   IDEMPOTENCY_KEY_HEADER,
   newIdempotencyKey,

@@ -26,3 +26,21 @@ export function newIdempotencyKey(): string {
 export function wasReplayed(response: { headers: Pick<Headers, 'get'> }): boolean {
   return response.headers.get(REPLAYED_HEADER)?.trim().toLowerCase() === 'true';
 }
+
+/** How a helper keys a call that brings no key of its own. */
+export interface KeyOptions {
+  /**
+   * Makes the key of a call that brings none of its own.
+   * @default newIdempotencyKey (crypto.randomUUID())
+   */
+  newKey?: () => string;
+}
+
+/** What a client helper reports about one keyed call once it settles. */
+export interface IdempotencyReceipt {
+  key: string;
+  /** The server answered from its stored result (`Idempotent-Replayed: true`). */
+  replayed: boolean;
+  /** HTTP requests sent for this call, the first included. */
+  attempts: number;
+}

@@ -9,26 +9,20 @@
  */
 import { ApolloLink } from '@apollo/client/link';
 import { Observable } from 'rxjs';
-import { IDEMPOTENCY_KEY_HEADER, newIdempotencyKey, wasReplayed } from '../keys.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  type IdempotencyReceipt,
+  type KeyOptions,
+  newIdempotencyKey,
+  wasReplayed,
+} from '../keys.js';
 import { type Outcome, RETRY_DEFAULTS, type RetryOptions, withRetries } from '../retry.js';
 import { anySignal } from '../signals.js';
 import { answerVerdict, codesInBody, networkVerdict, type Verdict } from '../verdict.js';
 
-export interface IdempotencyLinkOptions extends RetryOptions {
-  /**
-   * Makes the key of a mutation whose context brings no `idempotencyKey`.
-   * @default newIdempotencyKey (crypto.randomUUID())
-   */
-  newKey?: () => string;
-}
+export type { IdempotencyReceipt };
 
-/** What the link adds to a mutation's answer under `extensions.idempotency`. */
-export interface IdempotencyReceipt {
-  key: string;
-  /** The server answered from its stored result (`Idempotent-Replayed: true`). */
-  replayed: boolean;
-  attempts: number;
-}
+export interface IdempotencyLinkOptions extends RetryOptions, KeyOptions {}
 
 /**
  * Put it before the HTTP link: `ApolloLink.from([idempotencyLink(), new HttpLink({ uri })])`.

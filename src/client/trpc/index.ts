@@ -16,26 +16,19 @@ import {
 } from '@trpc/client';
 import type { AnyTRPCRouter } from '@trpc/server';
 import { observable } from '@trpc/server/observable';
-import { newIdempotencyKey, wasReplayed } from '../keys.js';
+import {
+  type IdempotencyReceipt,
+  type KeyOptions,
+  newIdempotencyKey,
+  wasReplayed,
+} from '../keys.js';
 import { type Outcome, RETRY_DEFAULTS, type RetryOptions, withRetries } from '../retry.js';
 import { anySignal } from '../signals.js';
 import { answerVerdict, networkVerdict, type Verdict } from '../verdict.js';
 
-export interface IdempotencyLinkOptions extends RetryOptions {
-  /**
-   * Makes the key of a call whose input has no `idempotencyKey`.
-   * @default newIdempotencyKey (crypto.randomUUID())
-   */
-  newKey?: () => string;
-}
+export type { IdempotencyReceipt };
 
-/** What the link writes to the call's `context.idempotency` when it settles. */
-export interface IdempotencyReceipt {
-  key: string;
-  /** The server answered from its stored result (`Idempotent-Replayed: true`). */
-  replayed: boolean;
-  attempts: number;
-}
+export interface IdempotencyLinkOptions extends RetryOptions, KeyOptions {}
 
 type Envelope = OperationResultEnvelope<unknown, TRPCClientError<AnyTRPCRouter>>;
 

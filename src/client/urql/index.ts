@@ -17,27 +17,20 @@ import {
   type OperationResult,
 } from '@urql/core';
 import { idempotentFetch } from '../fetch.js';
-import { IDEMPOTENCY_KEY_HEADER, newIdempotencyKey, wasReplayed } from '../keys.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  type IdempotencyReceipt,
+  type KeyOptions,
+  newIdempotencyKey,
+  wasReplayed,
+} from '../keys.js';
 import type { RetryOptions } from '../retry.js';
 import { anySignal } from '../signals.js';
 import { answerVerdict, codesInBody } from '../verdict.js';
 
-export interface IdempotencyExchangeOptions extends RetryOptions {
-  /**
-   * Makes the key of a mutation whose context brings no `idempotencyKey`.
-   * @default newIdempotencyKey (crypto.randomUUID())
-   */
-  newKey?: () => string;
-}
+export type { IdempotencyReceipt };
 
-/** What the exchange adds to a mutation's result under `extensions.idempotency`. */
-export interface IdempotencyReceipt {
-  key: string;
-  /** The server answered from its stored result (`Idempotent-Replayed: true`). */
-  replayed: boolean;
-  /** HTTP requests sent for this mutation so far. */
-  attempts: number;
-}
+export interface IdempotencyExchangeOptions extends RetryOptions, KeyOptions {}
 
 /**
  * Put it before `fetchExchange`: `exchanges: [cacheExchange, idempotencyExchange(),
