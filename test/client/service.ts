@@ -8,12 +8,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { createApp } from '../../examples/payments/app.js';
 import type { DemoConfig } from '../../examples/payments/config.js';
 import { openDatabase } from '../../examples/payments/database.js';
 import { type HttpFaultProxy, startHttpFaultProxy } from '../support/http-fault-proxy.js';
-import { TEST_DATABASE_URL } from '../support/postgres.js';
+import { deleteDemoRowsOf, TEST_DATABASE_URL } from '../support/postgres.js';
 
 /** The card processor's latency: long enough that a quick retry meets the payment in flight. */
 export const LATENCY_MS = 250;
@@ -53,21 +52,8 @@ export async function startService(dialect: 'sqlite' | 'postgres'): Promise<Serv
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.close();
-      if (dialect === 'postgres') await deleteRowsOf(accounts);
+      if (dialect === 'postgres') await deleteDemoRowsOf(accounts);
       else rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** Deletes what these tests' accounts left behind on the shared database; nothing else. */
-async function deleteRowsOf(accounts: string[]): Promise<void> {
-  if (accounts.length === 0) return;
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query('delete from payments where account_id = any($1)', [accounts]);
-    await client.query('delete from idempotency_records where scope = any($1)', [accounts]);
-  } finally {
-    await client.end();
-  }
 }

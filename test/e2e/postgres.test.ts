@@ -4,10 +4,9 @@
  * duplicates split across both. The tables are the service's fixed ones, shared with anyone
  * else using this database, so the suite only ever deletes its own accounts' rows.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceProcess, startService } from '../../examples/payments/demo/service-process.js';
-import { postgresAvailability, TEST_DATABASE_URL } from '../support/postgres.js';
+import { deleteDemoRowsOf, postgresAvailability, TEST_DATABASE_URL } from '../support/postgres.js';
 import { LATENCY_MS, serviceContract } from './contract.js';
 import { graphql, listPayments, newAccount, newKey, trpcCreate, validInput } from './http.js';
 
@@ -29,7 +28,7 @@ describe.skipIf(!availability.realPostgres)(
     });
     afterAll(async () => {
       await Promise.all(services.map((s) => s.stop()));
-      await deleteRowsOf(accounts);
+      await deleteDemoRowsOf(accounts);
     });
 
     serviceContract({ dialect: 'postgres', service: () => services[0]!, accounts });
@@ -61,16 +60,3 @@ describe.skipIf(!availability.realPostgres)(
     });
   },
 );
-
-/** Deletes what this suite's accounts left behind; never touches anyone else's rows. */
-async function deleteRowsOf(accounts: string[]): Promise<void> {
-  if (accounts.length === 0) return;
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query('delete from payments where account_id = any($1)', [accounts]);
-    await client.query('delete from idempotency_records where scope = any($1)', [accounts]);
-  } finally {
-    await client.end();
-  }
-}

@@ -149,3 +149,19 @@ export function claimRequests(): (overrides?: Partial<ClaimRequest>) => ClaimReq
     ...overrides,
   });
 }
+
+/**
+ * Deletes what the given demo accounts left in the payments demo's tables on the shared
+ * database (its payments and their idempotency records); never touches anyone else's rows.
+ */
+export async function deleteDemoRowsOf(accounts: string[]): Promise<void> {
+  if (accounts.length === 0) return;
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query('delete from payments where account_id = any($1)', [accounts]);
+    await client.query('delete from idempotency_records where scope = any($1)', [accounts]);
+  } finally {
+    await client.end();
+  }
+}
