@@ -4,7 +4,7 @@
  */
 export type { AnyPgDatabase, PgTransactionOf } from './db.js';
 export type { MigratePostgresOptions, MigratePostgresResult } from './migrate.js';
-export { migratePostgres } from './migrate.js';
+export { migratePostgres, postgresFunctionsSql } from './migrate.js';
 export type { PostgresStoreOptions } from './store.js';
 export { postgresStore } from './store.js';
 export type { PgIdempotencyTable } from './table.js';

@@ -113,6 +113,23 @@ function driverReason(error: unknown): string {
   return typeof code === 'string' ? `${deepest.message} (SQLSTATE ${code})` : deepest.message;
 }
 
+/** The shipped migration that creates the store's server-side functions. */
+const FUNCTIONS_MIGRATION = '0001_functions';
+
+/**
+ * The SQL that creates (or replaces) the store's server-side functions for `table`, for apps
+ * whose drizzle-kit owns the table: drizzle-kit knows tables, not functions, so put this in a
+ * custom migration (`drizzle-kit generate --custom`; docs/migrations.md). Safe to apply again
+ * (CREATE OR REPLACE); apply it again after upgrading the package when the CHANGELOG says so.
+ */
+export async function postgresFunctionsSql(options: MigratePostgresOptions = {}): Promise<string> {
+  const table = options.table ?? DEFAULT_TABLE_NAME;
+  assertTableName(table);
+  const migration = (await loadMigrations(table)).find(({ tag }) => tag === FUNCTIONS_MIGRATION);
+  if (!migration) throw new Error(`postgresFunctionsSql: ${FUNCTIONS_MIGRATION} is missing.`);
+  return `${migration.statements.join('\n--> statement-breakpoint\n')}\n`;
+}
+
 interface Migration {
   tag: string;
   /** SHA-256 of the shipped file, before renaming: what was applied, for operators. */

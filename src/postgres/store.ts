@@ -53,6 +53,7 @@ import {
 } from '../store.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
+import { explainMissingFunctions } from './functions.js';
 import { poolTransaction } from './pool-transaction.js';
 import { buildQueries, type ClaimRow, type RecordRow } from './queries.js';
 import { retryingSerializationFailures } from './serialization.js';
@@ -70,6 +71,11 @@ export interface PostgresStoreOptions {
 }
 
 const READ_COMMITTED = sql`set transaction isolation level read committed`;
+
+/** What the completing and releasing functions return: whether our token still held the record. */
+interface Done {
+  done: boolean;
+}
 
 /** A claim that lost every race in a row (a record deleted between our statements). */
 const CLAIM_ATTEMPTS = 5;
@@ -91,7 +97,8 @@ export function postgresStore<Db extends AnyPgDatabase>(
   // transaction, whose commit (the app's writes with it) the setting would weaken.
   const q = buildQueries(t, { asyncClaim: !is(db, PgTransaction) });
   absorbPoolConnectionErrors(db);
-  const single = isSingleConnection(db) ? singleConnection(db, getTableName(t)) : undefined;
+  const tableName = getTableName(t);
+  const single = isSingleConnection(db) ? singleConnection(db, tableName) : undefined;
   /**
    * postgres.js: Drizzle sets a transaction's isolation level with a statement of its own
    * before our callback runs. Were the connection lost under that statement, postgres.js
@@ -102,7 +109,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
   /** `db.transaction`, or on a node-postgres Pool one that always gives its client back. */
   const begin = poolTransaction(db) ?? db.transaction.bind(db);
   // A claim joined to an outer transaction must not weaken that transaction's commit.
-  const joinedClaimOrRead = single && buildQueries(t, { asyncClaim: false }).claimOrRead;
+  const joinedClaim = single && buildQueries(t, { asyncClaim: false }).claim;
 
   /**
    * Statements on `db` itself are prepared (client-side: SQL and parameter order) once; those
@@ -112,8 +119,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
   const prepare = (handle: AnyPgDatabase, query: Query): Prepared =>
     (handle._.session as PgSession).prepareQuery(query, undefined, undefined, false);
   const onDb = {
-    claimOrRead: prepare(db, q.claimOrRead),
-    takeOver: prepare(db, q.takeOver),
+    claim: prepare(db, q.claim),
     read: prepare(db, q.read),
     complete: prepare(db, q.complete),
     release: prepare(db, q.release),
@@ -129,24 +135,24 @@ export function postgresStore<Db extends AnyPgDatabase>(
   async function run<Row>(name: Statement, values: Record<string, unknown>): Promise<Row[]> {
     const outer = single?.outerTransaction();
     if (outer) {
-      const query = name === 'claimOrRead' && joinedClaimOrRead ? joinedClaimOrRead : q[name];
-      return rowsOf<Row>(await prepare(outer, query).execute(values));
+      const query = name === 'claim' && joinedClaim ? joinedClaim : q[name];
+      return execute<Row>(prepare(outer, query), values);
     }
-    return retryingSerializationFailures(async () => rowsOf<Row>(await onDb[name].execute(values)));
+    return retryingSerializationFailures(() => execute<Row>(onDb[name], values));
+  }
+
+  /** Runs a prepared statement; a missing function of ours becomes an error that says why. */
+  async function execute<Row>(statement: Prepared, values: Record<string, unknown>) {
+    try {
+      return rowsOf<Row>(await statement.execute(values));
+    } catch (error) {
+      throw explainMissingFunctions(error, tableName);
+    }
   }
 
   async function read(record: RecordKey): Promise<StoredRecord | undefined> {
     const [row] = await run<RecordRow>('read', { scope: record.scope, key: record.key });
     return row ? toStoredRecord(record, row) : undefined;
-  }
-
-  /**
-   * Claims over a record the rule of queries.ts allows, in one statement that re-checks the
-   * rule. Returns the state it replaced, or undefined.
-   */
-  async function takeOver(request: ClaimRequest, token: string): Promise<string | undefined> {
-    const [row] = await run<{ previous_state: string }>('takeOver', claimValues(request, token));
-    return row?.previous_state;
   }
 
   return {
@@ -157,31 +163,35 @@ export function postgresStore<Db extends AnyPgDatabase>(
       if (running) return { status: 'exists', record: running };
       for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
         const token = randomUUID();
-        const [row] = await run<ClaimRow>('claimOrRead', claimValues(request, token));
-        // No row: the conflicting row committed after this statement's snapshot was taken (a
-        // concurrent claim we waited for), or it was deleted in between. Look again.
-        if (!row) continue;
-        if (row.claimed_token !== null) return { status: 'claimed', token, takenOver: false };
-        if (row.eligible) {
-          // Rare: an expired lease or record. The takeover re-checks the rule itself.
-          const previous = await takeOver(request, token);
-          if (previous !== undefined) {
-            return { status: 'claimed', token, takenOver: previous === 'in_flight' };
-          }
-          // Locked by its running original (S11), or changed since we read it: as it is now.
-          const record = await read(request);
-          if (!record) continue;
-          if (record.expiresAt > record.readAt) return { status: 'exists', record };
-          // S14: still past its expiry, yet not ours to take: a concurrent takeover (or a
-          // purge) holds it right now, and our read saw the version before that commits. It
-          // is never replayed: look again, and if it is still being replaced, it is in
-          // flight for someone whose fingerprint we cannot know yet (409, never 422).
-          if (attempt === CLAIM_ATTEMPTS - 1) {
-            return { status: 'exists', record: beingReplaced(record, request.fingerprint) };
-          }
-          continue;
+        const [row] = await run<ClaimRow>('claim', claimValues(request, token));
+        switch (row?.status) {
+          case 'claimed':
+            return { status: 'claimed', token, takenOver: false };
+          case 'taken_over':
+            return { status: 'claimed', token, takenOver: true };
+          case 'exists':
+            return { status: 'exists', record: toStoredRecord(request, row as RecordRow) };
+          case 'replacing':
+            // S14: past its expiry, yet a concurrent takeover (or a purge) holds it right now.
+            // It is never replayed: look again, and if it is still being replaced, it is in
+            // flight for someone whose fingerprint we cannot know yet (409, never 422).
+            if (attempt === CLAIM_ATTEMPTS - 1) {
+              const record = await read(request);
+              if (record && record.expiresAt > record.readAt) return { status: 'exists', record };
+              if (record) {
+                return { status: 'exists', record: beingReplaced(record, request.fingerprint) };
+              }
+            }
+            continue;
+          case 'again':
+            // The conflicting record was deleted between the function's statements, or (under
+            // a stricter isolation default) committed after its snapshot: look again.
+            continue;
+          default:
+            throw new Error(
+              `mutation-guard/postgres: unexpected answer from the claim function: ${JSON.stringify(row?.status)}.`,
+            );
         }
-        return { status: 'exists', record: toStoredRecord(request, row as RecordRow) };
       }
       throw new Error(
         `mutation-guard/postgres: could not claim or read the record after ${CLAIM_ATTEMPTS} attempts.`,
@@ -203,7 +213,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
           absorbConnectionErrors(tx);
           if (isolationInside && !outer) await tx.execute(READ_COMMITTED);
           // Holding this row lock until commit is what keeps a takeover out while we run (S11).
-          const [held] = rowsOf<RecordRow>(await prepare(tx, q.lock).execute(fenceValues(fence)));
+          const [held] = await execute<RecordRow>(prepare(tx, q.lock), fenceValues(fence));
           if (!held) throw new LeaseLostError();
           if (!single) return work(tx as Tx);
           return single.holding(toStoredRecord(fence, held), () =>
@@ -221,13 +231,13 @@ export function postgresStore<Db extends AnyPgDatabase>(
         retentionMs: completion.retentionMs,
       };
       const rows = tx
-        ? rowsOf(await prepare(tx as AnyPgDatabase, q.complete).execute(values))
-        : await run('complete', values);
-      return rows.length === 1;
+        ? await execute<Done>(prepare(tx as AnyPgDatabase, q.complete), values)
+        : await run<Done>('complete', values);
+      return rows[0]?.done === true;
     },
 
     async release(fence: Fence): Promise<boolean> {
-      return (await run('release', fenceValues(fence))).length === 1;
+      return (await run<Done>('release', fenceValues(fence)))[0]?.done === true;
     },
 
     async purge({ batchSize, maxBatches }: PurgeOptions): Promise<number> {

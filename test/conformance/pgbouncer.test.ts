@@ -23,7 +23,7 @@ import {
   pgbouncerAvailability,
   TEST_PGBOUNCER_URL,
 } from '../support/pgbouncer.js';
-import { uniqueTableName } from '../support/postgres.js';
+import { dropRecordsTable, uniqueTableName } from '../support/postgres.js';
 import { conformanceTarget, type Driver } from './postgres-suite.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: any Drizzle Postgres database, whatever its driver.
@@ -160,9 +160,7 @@ describe.skipIf(!bouncer.available)(
         });
         expect(record?.state).toBe('in_flight');
       } finally {
-        await db.execute(
-          sql.raw(`DROP TABLE IF EXISTS "${business}", "${table}", "${table}_migrations"`),
-        );
+        await dropRecordsTable(db, table, business);
         await close();
       }
     });
@@ -214,9 +212,7 @@ describe.skipIf(!bouncer.available)(
         ).toBeUndefined();
       } finally {
         await other.end().catch(() => {});
-        await db.execute(
-          sql.raw(`DROP TABLE IF EXISTS "${business}", "${table}", "${table}_migrations"`),
-        );
+        await dropRecordsTable(db, table, business);
         await close();
       }
     });

@@ -16,6 +16,7 @@ import {
   createNodePgDb,
   createPgliteDb,
   createPostgresJsDb,
+  dropRecordsTable,
   postgresAvailability,
   uniqueTableName,
 } from '../support/postgres.js';
@@ -109,9 +110,7 @@ export function conformanceTarget(name: string, driver: Driver): ConformanceTarg
         },
         close: async () => {
           for (const other of opened) await other.close();
-          await db.execute(
-            sql.raw(`DROP TABLE IF EXISTS "${business}", "${table}", "${table}_migrations"`),
-          );
+          await dropRecordsTable(db, table, business);
           await close();
         },
       };

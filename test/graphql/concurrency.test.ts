@@ -2,7 +2,12 @@ import { sql } from 'drizzle-orm';
 import { GraphQLClient } from 'graphql-request';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
-import { createNodePgDb, postgresAvailability, uniqueTableName } from '../support/postgres.js';
+import {
+  createNodePgDb,
+  dropRecordsTable,
+  postgresAvailability,
+  uniqueTableName,
+} from '../support/postgres.js';
 import { listen } from './server.js';
 import { sqlitePayments } from './sqlite.js';
 import { codeOf, deferred, gql, paymentsServer, type Write } from './support.js';
@@ -67,9 +72,7 @@ describe.skipIf(!pg.realPostgres)(`over HTTP on the real Postgres ${pg.skipReaso
   });
   afterAll(async () => {
     await server?.close();
-    await db.execute(sql`drop table if exists ${sql.identifier(payments)}`);
-    await db.execute(sql`drop table if exists ${sql.identifier(records)}`);
-    await db.execute(sql`drop table if exists ${sql.identifier(`${records}_migrations`)}`);
+    await dropRecordsTable(db, records, payments);
     await close();
   });
 

@@ -29,7 +29,8 @@ import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migratePostgres } from '../../src/postgres/index.js';
+import { createGuard, IdempotencyError } from '../../src/index.js';
+import { migratePostgres, postgresFunctionsSql, postgresStore } from '../../src/postgres/index.js';
 import { migrateSqlite } from '../../src/sqlite/index.js';
 import { postgresAvailability, TEST_DATABASE_URL } from '../support/postgres.js';
 
@@ -67,6 +68,13 @@ function kit(dir: string, ...args: string[]): Promise<{ code: number; output: st
     );
     child.stdin?.end();
   });
+}
+
+/** The messages along an error's `cause` chain, joined. */
+function causes(error: unknown): string {
+  const messages: string[] = [];
+  for (let e: unknown = error; e instanceof Error; e = e.cause) messages.push(e.message);
+  return messages.join(' <- ');
 }
 
 /** The SQL drizzle-kit generated into the app's migrations folder. */
@@ -136,6 +144,37 @@ export const payments = pgTable('payments', { id: text('id').primaryKey() });
       await expect(migratePostgres(database.db)).rejects.toThrow(
         /table "idempotency_records" already exists, but "idempotency_records_migrations" has no record of creating it.*drizzle-kit/,
       );
+
+      // drizzle-kit knows tables, not functions: until the app adds the store's functions as
+      // a custom migration, a guarded mutation fails closed and says what to do.
+      const guard = createGuard({ store: postgresStore(database.db) });
+      const pay = () =>
+        guard.run({
+          scope: 's',
+          key: 'k1',
+          fingerprint: 'f',
+          operation: 'pay',
+          work: async () => 1,
+        });
+      const missing = await pay().catch((error: unknown) => error);
+      expect(IdempotencyError.is(missing) && missing.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
+      expect(causes(missing)).toMatch(
+        /records table "idempotency_records" has no function "idempotency_records_claim".*docs\/migrations\.md/,
+      );
+      // docs/migrations.md, "The store's functions": a custom migration holding them.
+      expect((await kit(dir, 'generate', '--custom', '--name=mutation_guard_functions')).code).toBe(
+        0,
+      );
+      const custom = readdirSync(join(dir, 'drizzle')).find((name) =>
+        name.endsWith('_mutation_guard_functions.sql'),
+      )!;
+      writeFileSync(join(dir, 'drizzle', custom), await postgresFunctionsSql());
+      expect(await kit(dir, 'migrate')).toMatchObject({ code: 0 });
+      expect(await pay()).toEqual({ value: 1, replayed: false });
+      expect(await pay()).toEqual({ value: 1, replayed: true });
+      // push still changes nothing of ours, functions included.
+      expectNothingOfOursPushed(await kit(dir, 'push', '--force', '--verbose'));
+      expect(await pay()).toEqual({ value: 1, replayed: true });
     });
 
     it('S22: (b) migratePostgres plus tablesFilter: generate, migrate and push --force leave our tables and rows alone', async () => {

@@ -13,6 +13,7 @@ import {
   createNodePgDb,
   createPgliteDb,
   createPostgresJsDb,
+  dropRecordsTable,
   postgresAvailability,
   uniqueTableName,
 } from '../support/postgres.js';
@@ -50,9 +51,7 @@ for (const driver of drivers) {
         const db = connection!.db;
         const table = uniqueTableName('mig_err');
         cleanup.push(async () => {
-          await db.execute(
-            sql.raw(`drop table if exists "${table}", "${table}_migrations", "${table}_other"`),
-          );
+          await dropRecordsTable(db, table, `${table}_other`);
         });
         return { db, table };
       }
@@ -80,6 +79,8 @@ for (const driver of drivers) {
         await db.execute(
           sql.raw(`INSERT INTO "${table}_migrations" (tag, hash) VALUES ('0000_init', 'adopted')`),
         );
+        // What came after the table (the functions, CREATE OR REPLACE) is applied on top.
+        expect(await migratePostgres(db, { table })).toEqual({ applied: ['0001_functions'] });
         expect(await migratePostgres(db, { table })).toEqual({ applied: [] });
       });
 

@@ -1,8 +1,8 @@
 /**
- * The Postgres claim's paths, statement by statement (SPEC S7, S11, S14, S24): a fresh claim
- * and a replay are one statement each; a second statement (the takeover) runs only for a
- * record the first one found eligible; a conflicting row invisible to the first statement's
- * snapshot makes it look again; and the claim's own commit is asynchronous yet visible to
+ * The Postgres claim's paths, statement by statement (SPEC S7, S11, S14, S24): a fresh claim,
+ * a replay and a takeover are one statement each (the claim function of
+ * drizzle/postgres/0001_functions.sql); a conflicting row committed while the claim waited is
+ * read by that same statement; and the claim's own commit is asynchronous yet visible to
  * other connections at once. Statements are counted through Drizzle's logger.
  */
 import { PGlite } from '@electric-sql/pglite';
@@ -24,6 +24,7 @@ import type { IdempotencyStore } from '../../src/store.js';
 import {
   claimRequests,
   createNodePgDb,
+  dropRecordsTable,
   postgresAvailability,
   TEST_DATABASE_URL,
   uniqueTableName,
@@ -86,8 +87,7 @@ function logTo(log: Logged[]) {
 /** The store's statements in `log`, by kind (begin/commit and the tests' own are left out). */
 function kinds(log: Logged[]): string[] {
   return log.flatMap(({ query }) => {
-    if (query.includes('with ins as')) return ['claim'];
-    if (query.includes('with target as')) return ['takeover'];
+    if (query.includes('_claim"(')) return ['claim'];
     if (/^\s*select fingerprint/.test(query)) return ['read'];
     return [];
   });
@@ -115,9 +115,7 @@ for (const driver of drivers) {
       });
       afterAll(async () => {
         if (!opened) return;
-        for (const name of [table, `${table}_migrations`]) {
-          await opened.db.execute(sql`drop table if exists ${sql.identifier(name)}`);
-        }
+        await dropRecordsTable(opened.db, table);
         await opened.close();
       });
       beforeEach(() => {
@@ -155,7 +153,7 @@ for (const driver of drivers) {
         expect(kinds(opened.log)).toEqual(['claim']);
       });
 
-      it('S11: an expired lease of the same request is eligible: the takeover runs, as a second statement', async () => {
+      it('S11: an expired lease of the same request is taken over by the same one statement', async () => {
         const req = request({ leaseMs: 100 });
         const first = await store.claim(req);
         if (first.status !== 'claimed') throw new Error('expected a claim');
@@ -163,11 +161,11 @@ for (const driver of drivers) {
         opened.log.length = 0;
         const second = await store.claim(req);
         expect(second).toMatchObject({ status: 'claimed', takenOver: true });
-        expect(kinds(opened.log)).toEqual(['claim', 'takeover']);
+        expect(kinds(opened.log)).toEqual(['claim']);
         if (second.status === 'claimed') expect(second.token).not.toBe(first.token);
       });
 
-      it('S6: an expired lease of another request is not eligible: no takeover is tried', async () => {
+      it('S6: an expired lease of another request is not taken over: the one statement returns it', async () => {
         const req = request({ leaseMs: 100 });
         await store.claim(req);
         await sleep(250);
@@ -177,7 +175,7 @@ for (const driver of drivers) {
         expect(kinds(opened.log)).toEqual(['claim']);
       });
 
-      it('S14: a complete record past its retention is eligible and claimed afresh', async () => {
+      it('S14: a complete record past its retention is claimed afresh by the one statement', async () => {
         const req = request();
         const claim = await store.claim(req);
         if (claim.status !== 'claimed') throw new Error('expected a claim');
@@ -189,14 +187,14 @@ for (const driver of drivers) {
           status: 'claimed',
           takenOver: false,
         });
-        expect(kinds(opened.log)).toEqual(['claim', 'takeover']);
+        expect(kinds(opened.log)).toEqual(['claim']);
         expect(await store.read(req)).toMatchObject({ state: 'in_flight', fingerprint: 'fp-new' });
       });
 
       it('S24: the claim commits asynchronously: its statement really turns synchronous_commit off for its own transaction', async () => {
         const req = request();
         await store.claim(req);
-        const claim = opened.log.find(({ query }) => query.includes('with ins as'))!;
+        const claim = opened.log.find(({ query }) => query.includes('_claim"('))!;
         const setting = async (handle: AnyPgDatabase) =>
           (await rows<{ synchronous_commit: string }>(handle, sql`show synchronous_commit`))[0]!
             .synchronous_commit;
@@ -211,7 +209,7 @@ for (const driver of drivers) {
             const result = await tx._.session
               .prepareQuery({ sql: claim.query, params }, undefined, undefined, false)
               .execute();
-            expect(rowsOf<{ claimed_token: string }>(result)[0]?.claimed_token).toBeTruthy();
+            expect(rowsOf<{ status: string }>(result)[0]?.status).toBe('claimed');
             inside = await setting(tx);
             throw rolledBack;
           }),
@@ -257,7 +255,7 @@ for (const driver of drivers) {
       );
 
       it.skipIf(!driver.multiConnection)(
-        `S7: a conflicting row committed after the claim statement began (invisible to its snapshot) makes it look again${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
+        `S7: a conflicting row committed while the claim waited on it is returned by that same statement${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
         async () => {
           const req = request();
           const other = createNodePgDb({ max: 2 });
@@ -282,14 +280,15 @@ for (const driver of drivers) {
             });
             await insertedRow;
             const claiming = store.claim(req);
-            // Commit only once our claim statement is waiting on that row: its snapshot,
-            // taken when it began, cannot see the row once committed.
+            // Commit only once our claim statement is waiting on that row. Its INSERT's
+            // snapshot cannot see the row; the function's next statement, with a snapshot of
+            // its own (READ COMMITTED), does.
             const deadline = Date.now() + 10_000;
             for (;;) {
               const [waiting] = await rows<{ n: number }>(
                 other.db,
                 sql`select count(*)::int as n from pg_stat_activity
-                    where wait_event_type = 'Lock' and query like '%with ins as%'
+                    where wait_event_type = 'Lock' and query like '%_claim"(%'
                       and query like ${`%${table}%`}`,
               );
               if (Number(waiting!.n) > 0) break;
@@ -303,7 +302,7 @@ for (const driver of drivers) {
               status: 'exists',
               record: { fingerprint: 'fp-other', state: 'in_flight' },
             });
-            expect(kinds(opened.log)).toEqual(['claim', 'claim']);
+            expect(kinds(opened.log)).toEqual(['claim']);
           } finally {
             commit();
             await other.close();
@@ -312,14 +311,12 @@ for (const driver of drivers) {
       );
 
       it.skipIf(!driver.multiConnection)(
-        `S6/S11: the takeover re-checks the fingerprint: a record that became another request's expired in-flight claim after the claim read it is never taken over${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
+        `S6/S11: a record that became another request's expired in-flight claim while the claim waited on it is never taken over${driver.multiConnection ? '' : ' (skipped: needs a second connection; PGlite has one)'}`,
         async () => {
-          // Only a race reaches the takeover with a record of another fingerprint; this one is
-          // made certain. The record is complete and past retention (anyone may claim it), so
-          // our claim statement finds it eligible; but it began while another process was
-          // turning it into its own in-flight claim (fingerprint fp-a, lease already expired),
-          // and read the version before that commit. The takeover that follows must see fp-a
-          // and leave it alone: 422 for us, never a claim.
+          // The record is complete and past retention (anyone may claim it) when our claim
+          // begins; but another process is turning it into its own in-flight claim
+          // (fingerprint fp-a, lease already expired), and our INSERT waits for that. The
+          // claim must then see fp-a and leave it alone: 422 for us, never a claim.
           const req = request({ fingerprint: 'fp-b' });
           await opened.db.execute(sql`
             insert into ${sql.identifier(table)}
@@ -354,7 +351,7 @@ for (const driver of drivers) {
               const [waiting] = await rows<{ n: number }>(
                 other.db,
                 sql`select count(*)::int as n from pg_stat_activity
-                    where wait_event_type = 'Lock' and query like '%with ins as%'
+                    where wait_event_type = 'Lock' and query like '%_claim"(%'
                       and query like ${`%${table}%`}`,
               );
               if (Number(waiting!.n) > 0) break;
@@ -368,7 +365,7 @@ for (const driver of drivers) {
               status: 'exists',
               record: { fingerprint: 'fp-a', state: 'in_flight' },
             });
-            expect(kinds(opened.log)).toEqual(['claim', 'takeover', 'read']);
+            expect(kinds(opened.log)).toEqual(['claim']);
           } finally {
             commit();
             await other.close();
@@ -446,7 +443,7 @@ for (const driver of drivers) {
             opened.log.length = 0;
             const retry = await store.claim(req);
             expect(retry).toMatchObject({ status: 'exists', record: { state: 'in_flight' } });
-            expect(kinds(opened.log)).toEqual(['claim', 'takeover', 'read']);
+            expect(kinds(opened.log)).toEqual(['claim']);
           } finally {
             finish();
             await original.catch(() => {});

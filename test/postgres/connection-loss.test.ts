@@ -16,6 +16,7 @@ import { type AnyPgDatabase, migratePostgres, postgresStore } from '../../src/po
 import {
   createNodePgDb,
   createPostgresJsDb,
+  dropRecordsTable,
   postgresAvailability,
   type TestDb,
   uniqueTableName,
@@ -75,9 +76,7 @@ for (const driver of drivers) {
       });
       afterAll(async () => {
         await proxied.close();
-        await direct.db.execute(
-          sql.raw(`DROP TABLE IF EXISTS "${table}", "${table}_migrations", "${business}"`),
-        );
+        await dropRecordsTable(direct.db, table, business);
         await direct.close();
         await proxy.close();
       });

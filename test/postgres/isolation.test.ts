@@ -13,6 +13,7 @@ import { type AnyPgDatabase, migratePostgres, postgresStore } from '../../src/po
 import {
   createNodePgDb,
   createPostgresJsDb,
+  dropRecordsTable,
   postgresAvailability,
   type TestDb,
   type TestDbOptions,
@@ -42,9 +43,7 @@ for (const driver of drivers) {
           await opened.db.execute(sql.raw(`CREATE TABLE "${business}" (id text)`));
         });
         afterAll(async () => {
-          await opened.db.execute(
-            sql.raw(`DROP TABLE IF EXISTS "${table}", "${table}_migrations", "${business}"`),
-          );
+          await dropRecordsTable(opened.db, table, business);
           await opened.close();
         });
 

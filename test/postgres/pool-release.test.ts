@@ -5,13 +5,17 @@
  * for good, and once the pool was drained every guarded mutation answered 503 long after the
  * database was back (and `pool.end()` never returned).
  */
-import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard, IdempotencyError } from '../../src/index.js';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
-import { postgresAvailability, TEST_DATABASE_URL, uniqueTableName } from '../support/postgres.js';
+import {
+  dropRecordsTable,
+  postgresAvailability,
+  TEST_DATABASE_URL,
+  uniqueTableName,
+} from '../support/postgres.js';
 
 const pg_ = await postgresAvailability();
 
@@ -49,7 +53,7 @@ describe.skipIf(!pg_.realPostgres)(
       await migratePostgres(db, { table });
     });
     afterAll(async () => {
-      await db.execute(sql.raw(`DROP TABLE IF EXISTS "${table}", "${table}_migrations"`));
+      await dropRecordsTable(db, table);
       await pool.end();
     });
 

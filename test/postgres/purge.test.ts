@@ -12,7 +12,12 @@ import { rowsOf } from '../../src/postgres/db.js';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
 import { buildQueries } from '../../src/postgres/queries.js';
 import { pgIdempotencyTable } from '../../src/postgres/table.js';
-import { createNodePgDb, postgresAvailability, uniqueTableName } from '../support/postgres.js';
+import {
+  createNodePgDb,
+  dropRecordsTable,
+  postgresAvailability,
+  uniqueTableName,
+} from '../support/postgres.js';
 
 const pg = await postgresAvailability();
 const LIVE = 30_000;
@@ -38,7 +43,7 @@ describe.skipIf(!pg.realPostgres)(
       await opened.db.execute(sql.raw(`analyze "${table}"`));
     }, 60_000);
     afterAll(async () => {
-      await opened.db.execute(sql.raw(`drop table if exists "${table}", "${table}_migrations"`));
+      await dropRecordsTable(opened.db, table);
       await opened.close();
     });
 

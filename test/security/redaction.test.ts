@@ -25,6 +25,7 @@ import {
   createNodePgDb,
   createPgliteDb,
   createPostgresJsDb,
+  dropRecordsTable,
   postgresAvailability,
   TEST_DATABASE_URL,
   type TestDbOptions,
@@ -163,8 +164,7 @@ for (const { driver, createDb, inProcess } of drivers) {
       })();
       const { fail } = app(postgresStore(db, { table }));
       afterAll(async () => {
-        await db.execute(sql.raw(`drop table if exists ${table} cascade`));
-        await db.execute(sql.raw(`drop table if exists ${table}_migrations`));
+        await dropRecordsTable(db, table);
         await db.execute(sql.raw(`drop function if exists ${table}_fail()`));
         await close();
       });

@@ -8,12 +8,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
 import pg from 'pg';
 import postgres from 'postgres';
 import type { ClaimRequest } from '../../src/index.js';
+import type { AnyPgDatabase } from '../../src/postgres/db.js';
+import { functionNames } from '../../src/postgres/functions.js';
 
 export const TEST_DATABASE_URL =
   process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -163,5 +166,22 @@ export async function deleteDemoRowsOf(accounts: string[]): Promise<void> {
     await client.query('delete from idempotency_records where scope = any($1)', [accounts]);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Drops a records table with everything migratePostgres made for it (its bookkeeping table
+ * and its server-side functions, which `drop table` leaves behind), plus `others` (the test's
+ * business tables).
+ */
+export async function dropRecordsTable(
+  db: AnyPgDatabase,
+  table: string,
+  ...others: string[]
+): Promise<void> {
+  const tables = [...others, table, `${table}_migrations`].map((name) => `"${name}"`).join(', ');
+  await db.execute(sql.raw(`drop table if exists ${tables}`));
+  for (const name of Object.values(functionNames(table))) {
+    await db.execute(sql.raw(`drop function if exists "${name}"`));
   }
 }

@@ -7,7 +7,12 @@ import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard } from '../../src/index.js';
 import { migratePostgres, type PgTransactionOf, postgresStore } from '../../src/postgres/index.js';
-import { createNodePgDb, postgresAvailability, uniqueTableName } from '../support/postgres.js';
+import {
+  createNodePgDb,
+  dropRecordsTable,
+  postgresAvailability,
+  uniqueTableName,
+} from '../support/postgres.js';
 import { createApp, type Ledger } from './app.js';
 import { connect, type Served, serve } from './server.js';
 import { sqliteGuard } from './sqlite.js';
@@ -83,9 +88,7 @@ describe.skipIf(!pg.realPostgres)(`concurrent retries on Postgres ${pg.skipReaso
   afterAll(async () => {
     await servedWaiting?.close();
     await servedImmediate?.close();
-    await db.execute(sql.raw(`drop table if exists ${payments}`));
-    await db.execute(sql.raw(`drop table if exists ${table}`));
-    await db.execute(sql.raw(`drop table if exists ${table}_migrations`));
+    await dropRecordsTable(db, table, payments);
     await close();
   });
 

@@ -1,0 +1,39 @@
+/**
+ * The server-side functions a records table comes with (drizzle/postgres/0001_functions.sql),
+ * and the error that says what to do when they are missing: a table that drizzle-kit created
+ * from the re-exported schema has none until the app adds the custom migration that
+ * docs/migrations.md shows (drizzle-kit knows tables, not functions).
+ */
+
+/** The names of the server-side functions that belong to a records table. */
+export function functionNames(table: string) {
+  return {
+    claim: `${table}_claim`,
+    lock: `${table}_lock`,
+    complete: `${table}_complete`,
+    release: `${table}_release`,
+  };
+}
+
+/** SQLSTATE 42883, undefined_function. */
+const UNDEFINED_FUNCTION = '42883';
+
+/**
+ * When `error` says one of the table's functions does not exist, an error that names the
+ * table, the missing function and the fix (with the driver's error as `cause`); otherwise
+ * `error` itself. The guard still answers 503 (S15): a guarded mutation never runs unguarded.
+ */
+export function explainMissingFunctions(error: unknown, table: string): unknown {
+  const names = Object.values(functionNames(table));
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    const code = (e as { code?: unknown }).code;
+    if (code !== UNDEFINED_FUNCTION) continue;
+    const missing = names.find((name) => e.message.includes(name));
+    if (!missing) continue;
+    return new Error(
+      `mutation-guard/postgres: the records table "${table}" has no function "${missing}". Since 0.2.0 the store's statements are server-side functions that the package's migration 0001_functions creates: run migratePostgres(db, { table: '${table}' }), or, if drizzle-kit manages the table, add them as a custom migration (docs/migrations.md, "The store's functions").`,
+      { cause: error },
+    );
+  }
+  return error;
+}
