@@ -9,6 +9,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { integer, pgTable, serial, text } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { migratePostgres, type PgTransactionOf, postgresStore } from '../../src/postgres/index.js';
+import { functionNames } from '../../src/postgres/functions.js';
 import type { BenchDb } from './types.js';
 
 export const DATABASE_URL =
@@ -41,6 +42,10 @@ export async function createTables(db: NodePgDb, tables: ReturnType<typeof bench
 export async function dropTables(db: NodePgDb, tables: ReturnType<typeof benchTables>) {
   for (const name of [tables.payments, `${tables.records}_migrations`, tables.records]) {
     await db.execute(sql.raw(`drop table if exists ${name}`));
+  }
+  // The store's functions (migration 0001_functions) outlive their table.
+  for (const name of Object.values(functionNames(tables.records))) {
+    await db.execute(sql.raw(`drop function if exists "${name}"`));
   }
 }
 
