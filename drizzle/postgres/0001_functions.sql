@@ -13,7 +13,7 @@
 --   the same fingerprint only.
 
 -- The claim (SPEC S7): inserts an in-flight record, or takes over one the rule allows, or
--- returns the record that stands. `status` says which:
+-- returns the record that stands (a replay is one read). `status` says which:
 --   'claimed'    the key is ours (a new record, or one past its expiry replaced);
 --   'taken_over' the key is ours, in place of an in-flight claim whose lease had expired;
 --   'exists'     the record that stands, in the other columns;
@@ -38,29 +38,38 @@ DECLARE
 	v_eligible boolean;
 	v_previous text;
 BEGIN
-	IF p_async_commit THEN
-		PERFORM set_config('synchronous_commit', 'off', true);
-	END IF;
-	v_now := clock_timestamp();
-	INSERT INTO "idempotency_records" (scope, key, fingerprint, operation, state, token,
-		lease_expires_at, expires_at, created_at)
-	VALUES (p_scope, p_key, p_fingerprint, p_operation, 'in_flight', p_token,
-		v_now + p_lease_ms * interval '1 millisecond',
-		v_now + p_expires_ms * interval '1 millisecond', v_now)
-	ON CONFLICT (scope, key) DO NOTHING;
-	IF FOUND THEN
-		status := 'claimed';
-		RETURN NEXT;
-		RETURN;
-	END IF;
-
+	-- A look first: a replay (or a 409, or a 422) is then a read alone, with no write to
+	-- attempt and nothing to commit.
 	v_now := clock_timestamp();
 	SELECT * INTO v_found FROM "idempotency_records" r
 	WHERE r.scope = p_scope AND r.key = p_key;
 	IF NOT FOUND THEN
-		status := 'again';
-		RETURN NEXT;
-		RETURN;
+		IF p_async_commit THEN
+			PERFORM set_config('synchronous_commit', 'off', true);
+		END IF;
+		v_now := clock_timestamp();
+		-- The claim itself (S7): the primary key decides, never the look above.
+		INSERT INTO "idempotency_records" (scope, key, fingerprint, operation, state, token,
+			lease_expires_at, expires_at, created_at)
+		VALUES (p_scope, p_key, p_fingerprint, p_operation, 'in_flight', p_token,
+			v_now + p_lease_ms * interval '1 millisecond',
+			v_now + p_expires_ms * interval '1 millisecond', v_now)
+		ON CONFLICT (scope, key) DO NOTHING;
+		IF FOUND THEN
+			status := 'claimed';
+			RETURN NEXT;
+			RETURN;
+		END IF;
+		-- A concurrent claim of the key won (our INSERT waited for it to commit): read it
+		-- with a snapshot of this statement's own, which sees it under READ COMMITTED.
+		v_now := clock_timestamp();
+		SELECT * INTO v_found FROM "idempotency_records" r
+		WHERE r.scope = p_scope AND r.key = p_key;
+		IF NOT FOUND THEN
+			status := 'again';
+			RETURN NEXT;
+			RETURN;
+		END IF;
 	END IF;
 	v_eligible := v_found.expires_at <= v_now
 		OR (v_found.state = 'in_flight' AND v_found.lease_expires_at <= v_now

@@ -1,31 +1,32 @@
 /**
  * The Postgres store (SPEC S24): many processes, one database, READ COMMITTED.
  *
- * How the rules of src/store.ts are met:
- * - claim (S7) is `INSERT ... ON CONFLICT DO NOTHING`, committed on its own before the business
+ * How the rules of src/store.ts are met, by the server-side functions of the migration
+ * drizzle/postgres/0001_functions.sql (queries.ts says why functions):
+ * - claim (S7) is one call of `<table>_claim`: it reads the record and, when there is none,
+ *   claims with `INSERT ... ON CONFLICT DO NOTHING`, committed on its own before the business
  *   transaction begins. (Were it inside that transaction, a concurrent claim's ON CONFLICT
- *   would block on the uncommitted row until the whole mutation ended.) The same statement
- *   returns the conflicting record, read on the database clock, so that a fresh call and a
- *   replay are one round trip each. Its commit is asynchronous: see `claimOrRead` for why
- *   losing it in a crash is harmless.
- * - a takeover (S11) is one compare-and-set UPDATE whose target is selected
- *   `FOR UPDATE SKIP LOCKED`, run only when the claim statement found the record eligible:
- *   the original's business transaction holds a row lock on its record for its whole life,
- *   so while it runs the takeover skips the row and the caller sees "exists" at once (409,
- *   S10) instead of blocking on the lock.
- * - transaction (S8) locks the record `FOR UPDATE` where token and state still match, or
- *   throws LeaseLostError without running the work; complete/release are fenced by token.
+ *   would block on the uncommitted row until the whole mutation ended.) A replay, a 409 and a
+ *   422 are that one read; a fresh call is one round trip too. Its commit is asynchronous:
+ *   see `claim` in queries.ts for why losing it in a crash is harmless.
+ * - a takeover (S11, S14), in the same call, is one compare-and-set UPDATE whose target is
+ *   selected `FOR UPDATE SKIP LOCKED`, tried only when the record read was eligible: the
+ *   original's business transaction holds a row lock on its record for its whole life, so
+ *   while it runs the takeover skips the row and the caller sees "exists" at once (409, S10)
+ *   instead of blocking on the lock.
+ * - transaction (S8) locks the record `FOR UPDATE` where token and state still match
+ *   (`<table>_lock`), or throws LeaseLostError without running the work; complete/release
+ *   are fenced by token.
  * - every time is the database's clock (`clock_timestamp()`), never the app server's (S11).
  * - every statement's SQL is built once per store (queries.ts); a call only fills in values.
  * - the transaction never settles before its work, and refuses statements once the driver
  *   has ended it (transaction.ts); on PGlite's single connection, nested calls join the
  *   outer transaction and duplicates of a running key get 409 at once (single-connection.ts).
  *
- * The one wait left: between the work's fenced `complete` (an UPDATE inside the business
- * transaction) and its COMMIT, a concurrent claim's ON CONFLICT check waits for that commit.
- * That window is the commit itself, not the mutation, so it is not worth avoiding. Such a
- * claim reads the record as its statement's snapshot saw it, still in flight: it answers 409
- * (or, with `wait`, looks again and replays), where a read after the wait would replay.
+ * Waits: a claim reads without waiting. A record whose original is committing right now is
+ * read as its last committed version, in flight: 409 (or, with `wait`, the guard looks again
+ * and replays). Only a claim racing another claim's INSERT of the same new key waits, for
+ * that INSERT's commit, which follows at once.
  *
  * Isolation: our transactions always run READ COMMITTED, whatever the server's
  * `default_transaction_isolation`, so a stricter default cannot make our own statements fail
