@@ -1,0 +1,178 @@
+/**
+ * `npm run bench:designs`: the floor of each Postgres design, measured side by side in one
+ * interleaved run (bench/measure.ts), against the unguarded mutation in its own Drizzle
+ * transaction (the denominator of the Postgres goals, docs/benchmarks.md).
+ *
+ * Every design sends its statements with raw node-postgres, nothing between them (no guard,
+ * no Drizzle, no fingerprint, no serializer), and as few round trips as its protocol allows,
+ * so that what it costs over the baseline is the database's work and the round trips the
+ * design needs: no client code can make it cheaper than this.
+ *
+ * - `lease, shipped statements`: the statements the store sends (claim function, BEGIN, lock
+ *   function, the insert, complete function, COMMIT), one round trip each;
+ * - `lease, merged round trips`: the same work in three round trips, as few as the baseline
+ *   (claim + COMMIT + BEGIN + lock as one simple-protocol query; the insert; complete +
+ *   COMMIT): what merging statements could save at most;
+ * - `one transaction, advisory lock`: no lease and no in-flight row: BEGIN, one function that
+ *   takes `pg_try_advisory_xact_lock` on the key and looks the record up, the insert, an
+ *   INSERT of the complete record, COMMIT (the design docs/benchmarks.md discusses);
+ * - the replays of the shipped design: the claim function, and a plain primary-key SELECT.
+ *
+ * Writes nothing; prints a table. Needs the Postgres of BENCH_DATABASE_URL.
+ */
+import { sql } from 'drizzle-orm';
+import { benchTables, createTables, dropTables, nodePgDb, postgresBenchDb } from './db/postgres.js';
+import { freshKey } from './keys.js';
+import { measureGroup, type TimedCase } from './measure.js';
+
+const quick = process.argv.includes('--quick');
+const { pool, db } = nodePgDb(4);
+// The merged queries commit an implicit transaction with COMMIT, which Postgres answers with
+// a warning notice; nobody needs to see it.
+pool.on('connect', (client) => client.on('notice', () => {}));
+const tables = benchTables('designs');
+await createTables(db, tables);
+const bench = postgresBenchDb(pool, db, tables, async () => {
+  await dropTables(db, tables);
+  await pool.end();
+});
+const t = tables.records;
+const probe = `${t}_probe`;
+const insertPayment = `insert into ${tables.payments} (amount, note) values ($1, $2) returning id`;
+/** A string literal (the merged queries use the simple protocol, which takes no parameters). */
+const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+
+// The one-transaction design's probe: the key's transaction-scoped advisory lock, then the
+// record, read after the lock is held; one function, so that its plan stays cached.
+await db.execute(
+  sql.raw(`create or replace function "${probe}"(p_scope text, p_key text)
+  returns table (locked boolean, state text, result text) language plpgsql as $$
+  #variable_conflict use_column
+  begin
+    if not pg_try_advisory_xact_lock(hashtextextended(length(p_scope) || ':' || p_scope || p_key, 0)) then
+      return query select false, null::text, null::text;
+      return;
+    end if;
+    return query select true, r.state, r.result from "${t}" r
+      where r.scope = p_scope and r.key = p_key;
+    if not found then
+      return query select true, null::text, null::text;
+    end if;
+  end $$`),
+);
+
+async function onOneClient(steps: (client: import('pg').PoolClient) => Promise<void>) {
+  const client = await pool.connect();
+  try {
+    await steps(client);
+  } finally {
+    client.release();
+  }
+}
+
+const cases: TimedCase[] = [
+  { id: 'baseline: insert in a Drizzle transaction', run: () => bench.insertInTransaction(42) },
+  {
+    id: 'baseline: insert, raw BEGIN/COMMIT',
+    run: () =>
+      onOneClient(async (c) => {
+        await c.query('begin');
+        await c.query(insertPayment, [42, 'bench']);
+        await c.query('commit');
+      }),
+  },
+  {
+    id: 'lease, shipped statements',
+    run: async () => {
+      const key = freshKey('lease');
+      await pool.query(
+        `select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`,
+        ['bench', key],
+      );
+      await onOneClient(async (c) => {
+        await c.query('begin isolation level read committed');
+        await c.query(`select * from "${t}_lock"($1, $2, 'tok')`, ['bench', key]);
+        await c.query(insertPayment, [42, 'bench']);
+        await c.query(`select "${t}_complete"($1, $2, 'tok', 'committed', '{"id":1}', 86400000)`, [
+          'bench',
+          key,
+        ]);
+        await c.query('commit');
+      });
+    },
+  },
+  {
+    id: 'lease, merged round trips',
+    run: () =>
+      onOneClient(async (c) => {
+        const key = literal(freshKey('merged'));
+        await c.query(
+          `select * from "${t}_claim"('bench', ${key}, 'f', 'pay', 'tok', 30000, 86400000, true);
+           commit; begin isolation level read committed;
+           select * from "${t}_lock"('bench', ${key}, 'tok')`,
+        );
+        await c.query(insertPayment, [42, 'bench']);
+        await c.query(
+          `select "${t}_complete"('bench', ${key}, 'tok', 'committed', '{"id":1}', 86400000); commit`,
+        );
+      }),
+  },
+  {
+    id: 'one transaction, advisory lock',
+    run: () =>
+      onOneClient(async (c) => {
+        const key = freshKey('lock');
+        await c.query('begin isolation level read committed');
+        await c.query(`select * from "${probe}"($1, $2)`, ['bench', key]);
+        await c.query(insertPayment, [42, 'bench']);
+        await c.query(
+          `insert into "${t}" (scope, key, fingerprint, operation, state, outcome, result, expires_at)
+           values ($1, $2, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day')`,
+          ['bench', key],
+        );
+        await c.query('commit');
+      }),
+  },
+];
+
+const replayKey = freshKey('replay');
+await pool.query(`select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`, [
+  'bench',
+  replayKey,
+]);
+cases.push(
+  {
+    id: 'replay: the claim function',
+    run: () =>
+      pool.query(`select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`, [
+        'bench',
+        replayKey,
+      ]),
+  },
+  {
+    id: 'replay floor: a primary-key SELECT',
+    run: () =>
+      pool.query(`select fingerprint, state, result from "${t}" where scope = $1 and key = $2`, [
+        'bench',
+        replayKey,
+      ]),
+  },
+);
+
+try {
+  const stats = await measureGroup(
+    cases,
+    quick ? { rounds: 3, batchMs: 20, warmup: 10 } : { rounds: 20, batchMs: 40, warmup: 50 },
+  );
+  const base = stats.get(cases[0]!.id)!.median;
+  console.log(`\n${'design'.padEnd(44)}${'median'.padStart(10)}${'p99'.padStart(10)}   × baseline`);
+  for (const [id, s] of stats) {
+    console.log(
+      `${id.padEnd(44)}${`${s.median.toFixed(0)} µs`.padStart(10)}${`${s.p99.toFixed(0)} µs`.padStart(10)}   ${(s.median / base).toFixed(2)}×`,
+    );
+  }
+} finally {
+  // A fresh client: a failed case may have left its own in an aborted transaction.
+  await pool.query(`drop function if exists "${probe}"`).catch(() => {});
+  await bench.close();
+}
