@@ -23,7 +23,7 @@ export interface HttpCaseResult {
   responses: number;
   statuses: Record<string, number>;
   errors: number;
-  /** The unguarded run with the same processes, and its requests/s ÷ ours (cost, > 1 = slower). */
+  /** The unguarded run with the same processes, and our requests/s ÷ its (< 1 = slower). */
   baseline?: string;
   ratio?: number;
 }
@@ -33,10 +33,14 @@ export interface GoalCheck {
   /** The case measured, and what it is compared with. */
   subject: string;
   against: string;
+  /** subject ÷ against: medians in process, requests/s over HTTP. */
   value: number;
   limit: number;
-  unit: '×' | 'round trips';
+  /** 'at most' for costs (time), 'at least' for throughput. */
+  bound: 'at most' | 'at least';
   met: boolean;
+  /** Shown beside the value: the p99s of an HTTP goal. */
+  note?: string;
 }
 
 export interface BenchReport {

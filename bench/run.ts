@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     },
     cases,
     http: httpResults,
-    goals: checkGoals(cases),
+    goals: checkGoals(cases, httpResults),
   };
   publish(report);
   console.log(consoleReport(report));
@@ -93,7 +93,7 @@ async function measureDb(db: BenchDb): Promise<CaseResult[]> {
       return { id: `${db.id}.${id}`, db: db.id, median, p99, samples };
     });
     for (const result of results) {
-      const baseline = baselineOf(result.id.slice(db.id.length + 1));
+      const baseline = baselineOf(db.id, result.id.slice(db.id.length + 1));
       if (!baseline) continue;
       const against = results.find((item) => item.id === `${db.id}.${baseline}`)!;
       result.baseline = against.id;
@@ -114,7 +114,7 @@ function withHttpBaselines(results: HttpCaseResult[]): HttpCaseResult[] {
     return {
       ...result,
       baseline: baseline.id,
-      ratio: baseline.requestsPerSecond / result.requestsPerSecond,
+      ratio: result.requestsPerSecond / baseline.requestsPerSecond,
     };
   });
 }

@@ -1,8 +1,10 @@
 /**
- * docs/benchmark-ratios.svg, written by hand: one bar per goal check, each drawn as its
- * measured value divided by its limit, so every goal line falls on the same vertical at 1.
- * The label keeps the real value and limit. Bars past the right edge are cut and marked.
+ * docs/benchmark-ratios.svg, written by hand: one bar per goal check, each drawn as how far it
+ * is from its goal (measured ÷ limit for a cost, limit ÷ measured for a throughput), so every
+ * goal line falls on the same vertical at 1 and shorter is always better. The label keeps the
+ * real value and limit. Bars past the right edge are cut and marked.
  */
+import { shortfall } from './goals.js';
 import type { GoalCheck } from './results.js';
 
 const WIDTH = 880;
@@ -18,20 +20,15 @@ export function ratiosSvg(goals: readonly GoalCheck[], subtitle: string): string
   const height = TOP + goals.length * ROW + 40;
   const rows = goals.map((goal, i) => {
     const y = TOP + i * ROW;
-    const scaled = Math.max(0, goal.value) / goal.limit;
+    const scaled = shortfall(goal);
     const colour = goal.met ? '#2e7d32' : '#c62828';
     const cut =
       scaled > MAX_SCALE
         ? `<text x="${x(MAX_SCALE) + 4}" y="${y + 14}" fill="${colour}">»</text>`
         : '';
-    const value =
-      goal.unit === '×'
-        ? `${goal.value.toFixed(2)}× (≤ ${goal.limit}×)`
-        : `+${goal.value.toFixed(1)} RT (≤ +${goal.limit})`;
-    // Peer goals share subject and goal text; the peer they are measured against tells them apart.
-    const label = goal.goal.startsWith('ahead of the peer')
-      ? `${goal.subject} vs ${goal.against.split('.').slice(1, 2).join('')}`
-      : `${goal.subject} · ${goal.goal}`;
+    const value = `${goal.value.toFixed(2)}× (${goal.bound === 'at most' ? '≤' : '≥'} ${goal.limit}×)`;
+    // The limit is in the value column; the baseline tells the goals of one case apart.
+    const label = `${goal.subject} vs ${shortAgainst(goal)}`;
     return [
       `<text x="${LABEL_WIDTH - 8}" y="${y + 14}" text-anchor="end">${escapeXml(label)}</text>`,
       `<rect x="${LABEL_WIDTH}" y="${y + 4}" width="${(x(scaled) - LABEL_WIDTH).toFixed(1)}" height="${ROW - 8}" fill="${colour}" opacity="0.8"/>`,
@@ -48,18 +45,27 @@ export function ratiosSvg(goals: readonly GoalCheck[], subtitle: string): string
     )
     .join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, sans-serif" font-size="12" role="img">
-<title>mutation-guard benchmark goals: measured ÷ goal, ${escapeXml(subtitle)}</title>
+<title>mutation-guard benchmark goals: distance to each goal, ${escapeXml(subtitle)}</title>
 <rect width="100%" height="100%" fill="#fff"/>
-<text x="16" y="22" font-size="15" font-weight="bold">mutation-guard: measured ÷ goal (the line at 1 is each goal; shorter is better)</text>
+<text x="16" y="22" font-size="15" font-weight="bold">mutation-guard: distance to each goal (the line at 1 is the goal; shorter is better)</text>
 <text x="16" y="38" fill="#555">${escapeXml(subtitle)}</text>
 ${rows.join('\n')}
 <line x1="${goalX}" y1="${TOP - 4}" x2="${goalX}" y2="${bottom}" stroke="#000" stroke-dasharray="4 3"/>
 <text x="${goalX}" y="${TOP - 8}" text-anchor="middle">goal</text>
 <line x1="${LABEL_WIDTH}" y1="${bottom}" x2="${x(MAX_SCALE)}" y2="${bottom}" stroke="#999"/>
 ${ticks}
-<text x="${LABEL_WIDTH + plotWidth / 2}" y="${bottom + 32}" text-anchor="middle" fill="#555">measured ÷ limit</text>
+<text x="${LABEL_WIDTH + plotWidth / 2}" y="${bottom + 32}" text-anchor="middle" fill="#555">measured ÷ limit (throughput: limit ÷ measured)</text>
 </svg>
 `;
+}
+
+/** The baseline without what it shares with the subject: `graphql.unguarded-tx`, `unguarded`. */
+function shortAgainst({ subject, against }: GoalCheck): string {
+  const [subjectDb, subjectGroup] = subject.split('.');
+  const parts = against.split('.');
+  if (parts[0] === subjectDb) parts.shift();
+  if (subjectDb === 'http' && parts[0] === subjectGroup) parts.shift();
+  return parts.join('.');
 }
 
 function escapeXml(text: string): string {

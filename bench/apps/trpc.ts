@@ -1,7 +1,8 @@
 /**
- * The tRPC app under test, twice, served by tRPC's fetch adapter: `plain` without the
- * library, `guarded` with `idempotency()` concatenated onto the mutation. superjson on both,
- * as the package's README wires it.
+ * The tRPC app under test, three times, served by tRPC's fetch adapter: `plain` without the
+ * library, `plainTx` the same with the insert in a transaction of its own, `guarded` with
+ * `idempotency()` concatenated onto the mutation. superjson on all, as the package's README
+ * wires it.
  */
 import { initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
@@ -31,6 +32,13 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
       amount: input.amount,
     })),
   });
+  const plainTxRouter = t.router({
+    ping: t.procedure.query(() => 1),
+    pay: t.procedure.input(payInput).mutation(async ({ input }) => ({
+      id: await db.insertInTransaction(input.amount),
+      amount: input.amount,
+    })),
+  });
   const guardedRouter = t.router({
     ping: t.procedure.query(() => 1),
     pay: t.procedure
@@ -43,7 +51,7 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
   });
 
   const serve =
-    (router: typeof plainRouter | typeof guardedRouter) =>
+    (router: typeof plainRouter | typeof plainTxRouter | typeof guardedRouter) =>
     (req: Request): Promise<Response> =>
       fetchRequestHandler({
         endpoint: '/trpc',
@@ -51,7 +59,11 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
         router,
         createContext: ({ req, resHeaders, info }) => ({ req, resHeaders, info }),
       });
-  return { plain: serve(plainRouter), guarded: serve(guardedRouter) };
+  return {
+    plain: serve(plainRouter),
+    plainTx: serve(plainTxRouter),
+    guarded: serve(guardedRouter),
+  };
 }
 
 export const TRPC_PAY_BODY = JSON.stringify(superjson.serialize({ amount: 42 }));

@@ -1,8 +1,10 @@
 /**
- * The GraphQL app under test, twice: `plain` is the server an app would have without the
- * library, `guarded` is the same schema and resolvers with `useIdempotency` installed. The
- * one mutation inserts one row: through the guard's transaction when guarded, on the
- * database itself when not.
+ * The GraphQL app under test, three times: `plain` is the server an app would have without
+ * the library, `plainTx` the same with the insert in a transaction of its own (what a
+ * careful app does without the library), `guarded` the same schema and resolvers with
+ * `useIdempotency` installed. The one mutation inserts one row: through the guard's
+ * transaction when guarded, on the database itself (autocommit, or in its own Drizzle
+ * transaction) when not.
  */
 import { createSchema, createYoga } from 'graphql-yoga';
 import {
@@ -32,7 +34,12 @@ export const PING_QUERY = 'query Ping { ping }';
 
 type Context = Record<string, unknown>;
 
-function schema<Tx>(db: BenchDb<Tx>) {
+/** How an unguarded resolver writes: autocommit, or in a Drizzle transaction of its own. */
+type UnguardedWrite = 'autocommit' | 'transaction';
+
+function schema<Tx>(db: BenchDb<Tx>, unguarded: UnguardedWrite = 'autocommit') {
+  const insert = (amount: number) =>
+    unguarded === 'transaction' ? db.insertInTransaction(amount) : db.insert(amount);
   return createSchema<Context>({
     typeDefs,
     resolvers: {
@@ -40,7 +47,7 @@ function schema<Tx>(db: BenchDb<Tx>) {
       Mutation: {
         pay: async (_: unknown, { amount }: { amount: number }, context: Context) => {
           const guarded = context.idempotency as IdempotencyContext<Tx> | undefined;
-          const id = guarded ? await db.insertTx(guarded.tx, amount) : await db.insert(amount);
+          const id = guarded ? await db.insertTx(guarded.tx, amount) : await insert(amount);
           return { id, amount };
         },
       },
@@ -59,6 +66,11 @@ export function yogaApps<Tx>(
     logging: false,
     graphqlEndpoint: endpoints.plain,
   });
+  const plainTx = createYoga<Context>({
+    schema: schema(db, 'transaction'),
+    logging: false,
+    graphqlEndpoint: endpoints.plain,
+  });
   const guarded = createYoga<Context>({
     schema: schema(db),
     logging: false,
@@ -66,7 +78,7 @@ export function yogaApps<Tx>(
     // A constant scope: one tenant, and no start-up warning about the global scope.
     plugins: [useIdempotency<Tx>({ guard, scope: () => 'bench' })],
   });
-  return { plain, guarded };
+  return { plain, plainTx, guarded };
 }
 
 /** The POST body of the mutation, the same for every call (so one fingerprint per key). */

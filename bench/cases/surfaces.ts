@@ -1,8 +1,9 @@
 /**
  * GraphQL through `yoga.fetch` and tRPC through `fetchRequestHandler`, in process, so that
  * the numbers are the framework plus the guard plus the database, with no socket between.
- * Per surface and database: the mutation unguarded, guarded with a fresh key, a replay, and
- * a query on the server with and without the plugin (pass-through, SPEC S17).
+ * Per surface and database: the mutation unguarded (autocommit, and in a transaction of its
+ * own), guarded with a fresh key, a replay, and a query on the server with and without the
+ * plugin (pass-through, SPEC S17).
  */
 
 import { TRPC_PAY_BODY, trpcApps } from '../apps/trpc.js';
@@ -17,13 +18,15 @@ export interface Surface {
   id: 'graphql' | 'trpc';
   label: string;
   plain: Handler;
+  /** The plain server whose mutation writes in a transaction of its own. */
+  plainTx: Handler;
   guarded: Handler;
   mutation: (key?: string) => Request;
   query: () => Request;
 }
 
 export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
-  const { plain, guarded } = yogaApps(db);
+  const { plain, plainTx, guarded } = yogaApps(db);
   const post = (body: string, key?: string) =>
     new Request('http://bench/graphql', {
       method: 'POST',
@@ -38,6 +41,7 @@ export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
     id: 'graphql',
     label: 'GraphQL (Yoga)',
     plain: (request) => plain.fetch(request),
+    plainTx: (request) => plainTx.fetch(request),
     guarded: (request) => guarded.fetch(request),
     mutation: (key) => post(PAY_BODY, key),
     query: () => post(PING_BODY),
@@ -45,11 +49,12 @@ export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
 }
 
 export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
-  const { plain, guarded } = trpcApps(db);
+  const { plain, plainTx, guarded } = trpcApps(db);
   return {
     id: 'trpc',
     label: 'tRPC (fetch)',
     plain,
+    plainTx,
     guarded,
     mutation: (key) =>
       new Request('http://bench/trpc/pay', {
@@ -64,13 +69,14 @@ export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
   };
 }
 
-/** The five cases of one surface on one database; ids are `<surface>.<case>`. */
+/** The six cases of one surface on one database; ids are `<surface>.<case>`. */
 export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
   const replayKey = freshKey(`${surface.id}-replay`);
   // The record every replay reads, created once and checked to be a fresh run.
   await expectAnswer(surface.guarded, surface.mutation(replayKey), 'false');
   await expectAnswer(surface.guarded, surface.mutation(replayKey), 'true');
   await expectAnswer(surface.plain, surface.mutation(), null);
+  await expectAnswer(surface.plainTx, surface.mutation(), null);
 
   const call = (handler: Handler, request: () => Request) => async () => {
     const response = await handler(request());
@@ -81,6 +87,7 @@ export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
   const id = (name: string) => `${surface.id}.${name}`;
   return [
     { id: id('unguarded'), run: call(surface.plain, () => surface.mutation()) },
+    { id: id('unguarded-tx'), run: call(surface.plainTx, () => surface.mutation()) },
     {
       id: id('fresh'),
       run: call(surface.guarded, () => surface.mutation(freshKey(surface.id))),

@@ -12,7 +12,7 @@ export interface BenchDb<Tx = unknown> {
   insertTx(tx: Tx, amount: number): Promise<number>;
   /** The same write in a transaction of its own (BEGIN, INSERT, COMMIT), no guard. */
   insertInTransaction(amount: number): Promise<number>;
-  /** One database round trip on the raw driver (`SELECT 1`): the unit of S24's goal. */
+  /** One database round trip on the raw driver (`SELECT 1`), to read the other times by. */
   roundTrip(): Promise<unknown>;
   /** The same `SELECT 1` through Drizzle, to show what the ORM adds per statement. */
   roundTripDrizzle(): Promise<unknown>;

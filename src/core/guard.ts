@@ -96,7 +96,9 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
     const keyHash = hashKey(call.key);
     const retention = call.retention ?? resolved.retention;
     assertPositive('retention', retention);
-    const report = (type: GuardEventType, reason?: string) =>
+    const report = (type: GuardEventType, reason?: string) => {
+      // Most guards have no observer: build no event for nobody.
+      if (!resolved.onEvent) return;
       emit(type, {
         operation: call.operation,
         scope: call.scope,
@@ -104,6 +106,7 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
         durationMs: performance.now() - started,
         ...(reason === undefined ? {} : { reason }),
       });
+    };
     const deadline = Date.now() + resolved.wait;
 
     for (let attempt = 0; ; attempt++) {

@@ -13,11 +13,68 @@ const TAG = '$mg';
  * The default serializer: JSON, with Date, BigInt, Map, Set, `undefined` array items and
  * non-finite numbers carried as tagged objects so that a replay gives back what the first
  * call returned. A plain object that happens to use the tag property is escaped.
+ *
+ * Most results are plain JSON already (graphql-js results always are), and for those the
+ * tagged copy is the value itself: they skip it both ways, which is most of a replay's
+ * serializer cost.
  */
 export const jsonSerializer: Serializer = {
-  stringify: (value) => JSON.stringify(toJsonSafe(value)) ?? 'null',
-  parse: (text) => fromJsonSafe(JSON.parse(text)),
+  stringify: (value) =>
+    (isPlainJson(value, 0) ? JSON.stringify(value) : JSON.stringify(toJsonSafe(value))) ?? 'null',
+  parse: (text) => {
+    const parsed = JSON.parse(text) as Json;
+    return hasNoTags(text) ? parsed : fromJsonSafe(parsed);
+  },
 };
+
+/** Past this depth the check gives up and the tagged copy decides (it reports cycles too). */
+const PLAIN_CHECK_DEPTH = 64;
+
+/**
+ * True when `toJsonSafe(value)` would be an equal copy of `value`, so that `JSON.stringify`
+ * of either gives the same text: only null, booleans, strings, finite numbers, arrays of
+ * those, and plain objects (prototype `Object.prototype` or `null`) without a `toJSON` or
+ * the tag property. Object properties that JSON leaves out (`undefined`, functions,
+ * symbols) are left out by both; array items that JSON would turn into `null` are not plain
+ * (an `undefined` item is tagged).
+ */
+function isPlainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth >= PLAIN_CHECK_DEPTH) return false;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!isPlainJson(item, depth + 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if ((proto !== Object.prototype && proto !== null) || Object.hasOwn(value, TAG)) return false;
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    const skipped = item === undefined || typeof item === 'function' || typeof item === 'symbol';
+    if (!skipped && !isPlainJson(item, depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * True when no object in the JSON `text` can have the tag property, so `fromJsonSafe` would
+ * return an equal copy of what `JSON.parse` built. Without the tag's characters, and without
+ * a `\u` escape that could spell them, no key is the tag.
+ */
+function hasNoTags(text: string): boolean {
+  return !text.includes(TAG) && !text.includes('\\u');
+}
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

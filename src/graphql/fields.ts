@@ -1,5 +1,6 @@
 import { getDirective } from '@graphql-tools/utils';
 import {
+  type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLField,
@@ -11,7 +12,9 @@ import {
   getNamedType,
   isAbstractType,
   isInputObjectType,
+  Kind,
   type OperationDefinitionNode,
+  type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
@@ -132,38 +135,78 @@ export function collectGuardedSelections(
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
   variables: Record<string, unknown>,
 ): GuardedSelection[] {
-  const found: GuardedSelection[] = [];
-  const visited = new Set<string>();
   const rootType = guards.mutationType;
-  if (!rootType) return found;
+  if (!rootType) return [];
+  // One plain object per call instead of closures: this runs for every mutation.
+  const walk: Walk = { schema, guards, rootType, fragments, variables, visited: [], found: [] };
+  collectFrom(walk, operation.selectionSet);
+  return walk.found;
+}
 
-  const included = (node: Parameters<typeof getDirectiveValues>[1]) =>
-    getDirectiveValues(GraphQLSkipDirective, node, variables)?.if !== true &&
-    getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
+interface Walk {
+  schema: GraphQLSchema;
+  guards: SchemaGuards;
+  rootType: GraphQLObjectType;
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>;
+  variables: Record<string, unknown>;
+  /** Fragments already walked (a spread seen twice is walked once). */
+  visited: string[];
+  found: GuardedSelection[];
+}
 
-  const conditionMatches = (typeName: string | undefined) => {
-    if (typeName === undefined || typeName === rootType.name) return true;
-    const type = schema.getType(typeName);
-    return !!type && isAbstractType(type) && schema.isSubType(type, rootType);
-  };
-
-  const walk = (selectionSet: SelectionSetNode) => {
-    for (const selection of selectionSet.selections) {
-      if (!included(selection)) continue;
-      if (selection.kind === 'Field') {
-        const field = guards.fields.get(selection.name.value);
-        if (field) found.push({ node: selection, field });
-      } else if (selection.kind === 'InlineFragment') {
-        if (conditionMatches(selection.typeCondition?.name.value)) walk(selection.selectionSet);
-      } else {
-        const name = selection.name.value;
-        const fragment = fragments.get(name);
-        if (visited.has(name) || !fragment) continue;
-        visited.add(name);
-        if (conditionMatches(fragment.typeCondition.name.value)) walk(fragment.selectionSet);
+function collectFrom(walk: Walk, selectionSet: SelectionSetNode): void {
+  for (const selection of selectionSet.selections) {
+    if (!included(selection, walk.variables)) continue;
+    if (selection.kind === Kind.FIELD) {
+      const field = walk.guards.fields.get(selection.name.value);
+      if (field) walk.found.push({ node: selection, field });
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      if (conditionMatches(walk, selection.typeCondition?.name.value)) {
+        collectFrom(walk, selection.selectionSet);
+      }
+    } else {
+      const name = selection.name.value;
+      const fragment = walk.fragments.get(name);
+      if (walk.visited.includes(name) || !fragment) continue;
+      walk.visited.push(name);
+      if (conditionMatches(walk, fragment.typeCondition.name.value)) {
+        collectFrom(walk, fragment.selectionSet);
       }
     }
-  };
-  walk(operation.selectionSet);
-  return found;
+  }
 }
+
+/** `@skip` and `@include` as execution reads them; most selections carry no directive. */
+function included(node: SelectionNode, variables: Record<string, unknown>): boolean {
+  if (!node.directives?.length) return true;
+  return (
+    getDirectiveValues(GraphQLSkipDirective, node, variables)?.if !== true &&
+    getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false
+  );
+}
+
+function conditionMatches(walk: Walk, typeName: string | undefined): boolean {
+  if (typeName === undefined || typeName === walk.rootType.name) return true;
+  const type = walk.schema.getType(typeName);
+  return !!type && isAbstractType(type) && walk.schema.isSubType(type, walk.rootType);
+}
+
+/**
+ * The document's fragment definitions by name. Servers cache parsed documents, so a mutation
+ * sent again arrives as the same `DocumentNode`: they are collected once per document.
+ */
+export function fragmentsOf(document: DocumentNode): ReadonlyMap<string, FragmentDefinitionNode> {
+  let fragments = fragmentsByDocument.get(document);
+  if (!fragments) {
+    fragments = new Map();
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) {
+        fragments.set(definition.name.value, definition);
+      }
+    }
+    fragmentsByDocument.set(document, fragments);
+  }
+  return fragments;
+}
+
+const fragmentsByDocument = new WeakMap<DocumentNode, Map<string, FragmentDefinitionNode>>();

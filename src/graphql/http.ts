@@ -1,13 +1,7 @@
-import {
-  type FragmentDefinitionNode,
-  type GraphQLSchema,
-  getOperationAST,
-  Kind,
-  parse,
-} from 'graphql';
+import { type GraphQLSchema, getOperationAST, parse } from 'graphql';
 import { IdempotencyError } from '../index.js';
 import { RETRY_AFTER_HEADER, toGraphQLError } from './errors.js';
-import { collectGuardedSelections, type SchemaGuards } from './fields.js';
+import { collectGuardedSelections, fragmentsOf, type SchemaGuards } from './fields.js';
 import { KEY_HEADER } from './key.js';
 
 /** The response header that marks a replayed answer (SPEC S9). */
@@ -65,13 +59,8 @@ function isGuardedOperation(
     const operation = getOperationAST(document, operationName);
     if (operation?.operation !== 'mutation') return false;
     if (!schema) return true;
-    const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const definition of document.definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION) {
-        fragments.set(definition.name.value, definition);
-      }
-    }
     const guards = findGuards(schema);
+    const fragments = fragmentsOf(document);
     return (
       collectGuardedSelections(schema, guards, operation, fragments, variables ?? {}).length > 0
     );

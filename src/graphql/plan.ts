@@ -1,17 +1,19 @@
 import {
-  type DocumentNode,
   type ExecutionArgs,
-  type FragmentDefinitionNode,
   GraphQLError,
   type GraphQLSchema,
   getVariableValues,
-  Kind,
   type OperationDefinitionNode,
 } from 'graphql';
 import { type FingerprintLimits, IdempotencyError } from '../index.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
 import { toGraphQLError } from './errors.js';
-import { collectGuardedSelections, type GuardedSelection, type SchemaGuards } from './fields.js';
+import {
+  collectGuardedSelections,
+  fragmentsOf,
+  type GuardedSelection,
+  type SchemaGuards,
+} from './fields.js';
 import { operationFingerprint } from './fingerprint.js';
 import { KEY_HEADER, resolveOperationKey } from './key.js';
 
@@ -105,16 +107,6 @@ export function planOperation({
     name: operationName ?? selections.map(({ field }) => field.name).join(','),
     retentionMs: longestRetention(selections),
   };
-}
-
-function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) {
-      fragments.set(definition.name.value, definition);
-    }
-  }
-  return fragments;
 }
 
 /** Several guarded fields in one operation: keep the record as long as any of them asks. */

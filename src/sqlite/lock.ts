@@ -36,8 +36,16 @@ export interface TransactionLevel {
  * Not one per lock: on Node 20 an AsyncLocalStorage that has ever run stays registered with
  * async_hooks for the life of the process, so one per connection would make every promise
  * anywhere slower with each connection ever opened (test/reliability/connections.test.ts).
+ *
+ * Even the one makes every promise in the process slower while it is enabled (Node 20 and 22
+ * run promise hooks for it: an `await` costs about three times as much), queries and
+ * unguarded requests included. Only code inside a transaction needs it, so it is disabled
+ * whenever no transaction of any lock is open, and `run()` enables it again for the next.
  */
 const frames = new AsyncLocalStorage<ReadonlyMap<ConnectionLock, Frame>>();
+
+/** Transaction levels open across every lock in the process (see `frames`). */
+let openFrames = 0;
 
 export class ConnectionLock {
   readonly #root: Frame = { mutex: new Mutex(), parent: undefined, depth: 0, open: true };
@@ -71,6 +79,7 @@ export class ConnectionLock {
     return parent.mutex.run(async () => {
       const frame: Frame = { mutex: new Mutex(), parent, depth: parent.depth + 1, open: true };
       if (parent === this.#root) this.#outermost = frame;
+      openFrames++;
       try {
         return await body({
           depth: frame.depth,
@@ -79,6 +88,9 @@ export class ConnectionLock {
       } finally {
         frame.open = false;
         if (this.#outermost === frame) this.#outermost = undefined;
+        // No frame is open anywhere: whatever still holds a stale one would walk up to a
+        // root anyway (`#current`), which is what a disabled storage answers.
+        if (--openFrames === 0) frames.disable();
       }
     });
   }

@@ -143,14 +143,22 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
     }
   }
 
+  /** Without tRPC's request info, what the middleware knows of its procedure: the type. */
+  const ownDefs = new Map<string, { type: string; middlewares: unknown[] }>();
+  function ownDef(type: string) {
+    let def = ownDefs.get(type);
+    if (!def) {
+      def = { type, middlewares: [middleware] };
+      ownDefs.set(type, def);
+    }
+    return def;
+  }
+
   const middleware: Middleware<Tx> = async function idempotencyMiddleware(opts) {
     const { type, path, next } = opts;
     const ctx = opts.ctx as TContext;
     // A setup mistake is refused before anything is claimed (see setup.ts).
-    const def = calledProcedureDef(requestInfo(ctx), opts.batchIndex, path) ?? {
-      type,
-      middlewares: [middleware],
-    };
+    const def = calledProcedureDef(requestInfo(ctx), opts.batchIndex, path) ?? ownDef(type);
     const mistake = setupMistake(path, def);
     if (mistake) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: mistake });
     const rawInput = await opts.getRawInput();

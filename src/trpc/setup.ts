@@ -34,16 +34,40 @@ interface ProcedureDefLike {
 
 /** Why the procedure at `path` is guarded wrongly, or `undefined` when it is fine or unguarded. */
 export function setupMistake(path: string, def: ProcedureDefLike): string | undefined {
+  switch (mistakeIn(def)) {
+    case 'not a mutation':
+      return `mutation-guard: idempotency() guards mutations only, but "${path}" is a ${String(def.type)}; remove it from this procedure.`;
+    case 'output before the guard':
+      return `mutation-guard: "${path}" has .output() before .concat(idempotency(...)), so its output would be checked after the result is committed and stored; put .output() after .concat(idempotency(...)).`;
+    default:
+      return undefined;
+  }
+}
+
+type Mistake = 'not a mutation' | 'output before the guard' | 'none';
+
+/**
+ * A built procedure's `_def` does not change, and the middleware asks about it on every
+ * call: the answer is kept per definition.
+ */
+const mistakes = new WeakMap<ProcedureDefLike, Mistake>();
+
+function mistakeIn(def: ProcedureDefLike): Mistake {
+  let mistake = mistakes.get(def);
+  if (mistake === undefined) {
+    mistake = findMistake(def);
+    mistakes.set(def, mistake);
+  }
+  return mistake;
+}
+
+function findMistake(def: ProcedureDefLike): Mistake {
   const middlewares: unknown[] = Array.isArray(def.middlewares) ? def.middlewares : [];
   const guardAt = middlewares.findIndex(isGuardedMiddleware);
-  if (guardAt === -1) return undefined;
-  if (def.type !== 'mutation') {
-    return `mutation-guard: idempotency() guards mutations only, but "${path}" is a ${String(def.type)}; remove it from this procedure.`;
-  }
-  if (middlewares.slice(0, guardAt).some(isOutputValidator)) {
-    return `mutation-guard: "${path}" has .output() before .concat(idempotency(...)), so its output would be checked after the result is committed and stored; put .output() after .concat(idempotency(...)).`;
-  }
-  return undefined;
+  if (guardAt === -1) return 'none';
+  if (def.type !== 'mutation') return 'not a mutation';
+  if (middlewares.slice(0, guardAt).some(isOutputValidator)) return 'output before the guard';
+  return 'none';
 }
 
 /**

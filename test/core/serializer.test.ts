@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jsonSerializer } from '../../src/index.js';
 
@@ -59,5 +60,49 @@ describe('S9: a property named __proto__ survives a replay', () => {
     const value = JSON.parse('{"__proto__":{"$mg":"Date","v":"x"}}');
     const back = jsonSerializer.parse(jsonSerializer.stringify(value));
     expect(JSON.stringify(back)).toBe(JSON.stringify(value));
+  });
+});
+
+describe('S9: plain JSON results (the common case) are stored as JSON gives them', () => {
+  it('stores any JSON value as JSON.stringify does and gives back what JSON.parse does', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = jsonSerializer.stringify(value);
+        expect(text).toBe(JSON.stringify(value));
+        expect(jsonSerializer.parse(text)).toEqual(JSON.parse(text));
+      }),
+    );
+  });
+
+  it('still tags what plain JSON would lose when it sits deep in an otherwise plain result', () => {
+    const value = {
+      data: Object.assign(Object.create(null), {
+        list: [1, undefined, { at: new Date(0) }],
+        deep: { amount: 5n, ratio: Number.NaN },
+      }),
+    };
+    const back = roundTrip(value) as { data: { list: unknown[]; deep: { ratio: number } } };
+    expect(back.data.list).toEqual([1, undefined, { at: new Date(0) }]);
+    expect(back.data.list).toHaveLength(3);
+    expect(back.data.deep).toMatchObject({ amount: 5n });
+    expect(back.data.deep.ratio).toBeNaN();
+  });
+
+  it('escapes the tag property and honours toJSON at any depth', () => {
+    const value = { a: [{ b: { $mg: 'Date', v: 'x' } }], c: { toJSON: () => 'shown' } };
+    expect(roundTrip(value)).toEqual({ a: [{ b: { $mg: 'Date', v: 'x' } }], c: 'shown' });
+  });
+
+  it('reads a tag spelled with JSON escapes as a tag', () => {
+    const stored = jsonSerializer.stringify({ at: new Date(0) }).replace('$mg', '\\u0024mg');
+    expect(stored).toContain('\\u0024mg');
+    expect(jsonSerializer.parse(stored)).toEqual({ at: new Date(0) });
+  });
+
+  it('reports a cycle as an error, however deep the plain part above it', () => {
+    let cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (let i = 0; i < 100; i++) cyclic = { next: cyclic };
+    expect(() => jsonSerializer.stringify(cyclic)).toThrow();
   });
 });

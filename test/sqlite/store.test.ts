@@ -216,6 +216,40 @@ describe.each(KINDS)('sqliteStore primitives (%s database)', (kind) => {
     expect((await store.read(outer))?.state).toBe('complete');
   });
 
+  it('S23: a guarded transaction on another connection, nested in guarded work, leaves the outer work inside its own transaction when it ends', async () => {
+    // Both connections' locks share one AsyncLocalStorage, which is switched off whenever no
+    // transaction is open anywhere: the other connection's ending must not switch it off.
+    const other = openTestDatabase(kind);
+    try {
+      const otherStore = sqliteStore(other.db, { now: clock.now });
+      const outer = { scope: 'tenant-a', key: 'outer', token: await claimToken('outer') };
+      await store.transaction(outer, async (tx) => {
+        insertBusiness(tx, 'outer-row');
+        const claim = await otherStore.claim(request('elsewhere'));
+        if (claim.status !== 'claimed') throw new Error('claim on the other connection failed');
+        const fence = { scope: 'tenant-a', key: 'elsewhere', token: claim.token };
+        await otherStore.transaction(fence, async (otherTx) => {
+          insertBusiness(otherTx, 'other-row');
+          await otherStore.complete(fence, completion('"other"'), otherTx);
+        });
+        // Still inside the outer transaction: a nested claim here queues on its level, not
+        // behind the transaction it is part of (which would wait for itself forever).
+        const nested = await Promise.race([
+          store.claim(request('inner')),
+          new Promise<'waited for itself'>((resolve) =>
+            setTimeout(() => resolve('waited for itself'), 2_000),
+          ),
+        ]);
+        expect(nested).toMatchObject({ status: 'claimed' });
+        await store.complete(outer, completion('"outer"'), tx);
+      });
+      expect(businessIds(db)).toEqual(['outer-row']);
+      expect(businessIds(other.db)).toEqual(['other-row']);
+    } finally {
+      other.close();
+    }
+  });
+
   it('S14: purge deletes only expired records, in batches, up to maxBatches', async () => {
     for (let i = 0; i < 25; i++) {
       const key = `old-${i}`;

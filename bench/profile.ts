@@ -1,0 +1,80 @@
+/**
+ * Where a guarded call's time goes, on SQLite (not a goal check: `npm run bench` is). SQLite
+ * runs in this process, so the main thread's CPU time per call is the whole cost, and it moves
+ * far less than wall time on a shared machine. Besides the bench's cases it times each
+ * surface's unguarded mutation with a resolver that writes nothing (`unguarded-noop`): a
+ * replay minus that is what the guard and the adapter add to a replay.
+ *
+ *   npx tsx bench/profile.ts [filter] [rounds]
+ *   BENCH_PROFILE=out.cpuprofile npx tsx bench/profile.ts graphql.replay
+ *                                      # the same, with a CPU profile of the timed calls
+ */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { floorCases } from './cases/floor.js';
+import { graphqlSurface, surfaceCases, trpcSurface } from './cases/surfaces.js';
+import { openSqliteBench } from './db/sqlite.js';
+import type { TimedCase } from './measure.js';
+
+const filter = process.argv[2] ?? '';
+const rounds = Number(process.argv[3] ?? 15);
+/** Calls per case per round. */
+const CALLS = 200;
+
+const db = openSqliteBench();
+const floor = await floorCases(db);
+const noop = { ...db, insert: async () => 0 };
+const cases: TimedCase[] = [
+  ...floor.cases.filter((item) => !item.id.startsWith('peer')),
+  ...(await surfaceCases(graphqlSurface(db))),
+  ...(await surfaceCases(trpcSurface(db))),
+  ...[graphqlSurface(noop), trpcSurface(noop)].map((surface) => ({
+    id: `${surface.id}.unguarded-noop`,
+    run: async () => {
+      const response = await surface.plain(surface.mutation());
+      await response.text();
+    },
+  })),
+].filter((item) => item.id.includes(filter));
+
+/** The process's CPU time in µs (its GC threads included: garbage is part of the cost). */
+function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+try {
+  for (const item of cases) for (let i = 0; i < 50; i++) await item.run();
+  const session = process.env.BENCH_PROFILE ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 100 });
+    await session.post('Profiler.start');
+  }
+  const perCall = new Map<string, number[]>(cases.map((item) => [item.id, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const item of cases) {
+      const before = cpuMicros();
+      for (let i = 0; i < CALLS; i++) await item.run();
+      perCall.get(item.id)!.push((cpuMicros() - before) / CALLS);
+    }
+  }
+  if (session) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+    session.disconnect();
+  }
+  // The lower quartile: noise from the shared machine only ever adds.
+  console.log(`${'case'.padEnd(26)} CPU µs per call (lower quartile, median of ${rounds} rounds)`);
+  for (const [id, values] of perCall) {
+    values.sort((a, b) => a - b);
+    const at = (q: number) => values[Math.floor(q * (values.length - 1))]!;
+    console.log(
+      `${id.padEnd(26)} ${at(0.25).toFixed(1).padStart(8)} ${at(0.5).toFixed(1).padStart(8)}`,
+    );
+  }
+} finally {
+  await floor.close();
+  await db.close();
+}
