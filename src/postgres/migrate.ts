@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { sql } from 'drizzle-orm';
+import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 import { type AnyPgDatabase, rowsOf } from './db.js';
-import { assertTableName, DEFAULT_TABLE_NAME } from './table.js';
 
 export interface MigratePostgresOptions {
   /**

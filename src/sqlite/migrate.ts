@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Database } from 'better-sqlite3';
-import { assertTableName, DEFAULT_SQLITE_TABLE } from './table.js';
+import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 
 export interface MigrateSqliteOptions {
   /**
@@ -28,6 +28,11 @@ export interface MigrateSqliteOptions {
   migrationsFolder?: string | URL;
 }
 
+export interface MigrateSqliteResult {
+  /** Tags of the migrations applied by this call (empty when already up to date). */
+  applied: string[];
+}
+
 interface Journal {
   entries: { idx: number; tag: string }[];
 }
@@ -41,14 +46,14 @@ const BREAKPOINT = '--> statement-breakpoint';
  * applied are skipped, and concurrent callers are serialised by BEGIN IMMEDIATE. Call it
  * before serving requests, not while a guarded transaction is open on the same connection.
  * @param db a Drizzle better-sqlite3 database, or a better-sqlite3 connection
- * @returns the tags of the migrations applied by this call
+ * @returns the tags of the migrations applied by this call, as `applied`
  */
 export function migrateSqlite(
   db: { $client: Database } | Database,
   options: MigrateSqliteOptions = {},
-): string[] {
+): MigrateSqliteResult {
   const client = '$client' in db ? db.$client : db;
-  const table = options.table ?? DEFAULT_SQLITE_TABLE;
+  const table = options.table ?? DEFAULT_TABLE_NAME;
   assertTableName(table);
   if (client.inTransaction) {
     throw new Error('migrateSqlite: the connection is inside a transaction; migrate at start-up.');
@@ -84,7 +89,7 @@ export function migrateSqlite(
       applied.push(migration.tag);
     }
     client.exec('COMMIT');
-    return applied;
+    return { applied };
   } catch (error) {
     if (client.inTransaction) client.exec('ROLLBACK');
     throw error;
@@ -139,8 +144,8 @@ function toFolderUrl(folder: string | URL): URL {
  * `__new_<table>` used when it recreates a table.
  */
 export function renameTable(statement: string, table: string): string {
-  if (table === DEFAULT_SQLITE_TABLE) return statement;
-  const pattern = new RegExp(`([\`"])(__new_)?${DEFAULT_SQLITE_TABLE}(\\w*)\\1`, 'g');
+  if (table === DEFAULT_TABLE_NAME) return statement;
+  const pattern = new RegExp(`([\`"])(__new_)?${DEFAULT_TABLE_NAME}(\\w*)\\1`, 'g');
   return statement.replace(
     pattern,
     (_match, quote: string, prefix: string | undefined, suffix: string) =>

@@ -39,15 +39,19 @@ import { connectionLedger, heldRecord } from './ledger.js';
 import { connectionLock } from './lock.js';
 import { claimDatabaseFile } from './one-connection.js';
 import { type RecordRow, toStoredRecord } from './records.js';
-import { idempotencyRecords, type SqliteIdempotencyTable } from './table.js';
+import {
+  idempotencyRecords,
+  type SqliteIdempotencyTable,
+  sqliteIdempotencyTable,
+} from './table.js';
 
 export interface SqliteStoreOptions {
   /**
-   * The idempotency table, from `sqliteIdempotencyTable(name)`; apply its migration with
-   * `migrateSqlite(db, { table: name })` or through your own drizzle-kit schema.
+   * The records table: one built with `sqliteIdempotencyTable(name)`, or just its name. It must
+   * exist: create it with `migrateSqlite(db, { table })` or your own drizzle-kit migration.
    * @default idempotencyRecords (the table `idempotency_records`)
    */
-  table?: SqliteIdempotencyTable;
+  table?: SqliteIdempotencyTable | string;
   /**
    * The clock leases and retention are measured on, in milliseconds since the epoch. SQLite
    * runs in this process, so the process clock is the database's clock; tests inject one.
@@ -94,7 +98,10 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
   db: SqliteDatabase<TSchema>,
   options: SqliteStoreOptions = {},
 ): IdempotencyStore<SqliteDatabase<TSchema>> {
-  const table = options.table ?? idempotencyRecords;
+  const table =
+    typeof options.table === 'string'
+      ? sqliteIdempotencyTable(options.table)
+      : (options.table ?? idempotencyRecords);
   const now = options.now ?? Date.now;
   const client: Database = db.$client;
   const tableName = getTableName(table);
