@@ -48,7 +48,7 @@ function observe(db: SqliteDatabase): Observed {
         value: (...args: unknown[]) => {
           observed.ran.push(verb);
           const result = original(...args);
-          if (verb === 'SELECT' && source.includes('AS fingerprint') && observed.afterNextRead) {
+          if (verb === 'SELECT' && source.includes('fingerprint') && observed.afterNextRead) {
             const interfere = observed.afterNextRead;
             observed.afterNextRead = undefined;
             interfere();
