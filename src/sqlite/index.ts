@@ -8,7 +8,7 @@
  */
 
 export { DEFAULT_TABLE_NAME } from '../store/table-name.js';
-export type { SqliteDatabase } from './connection.js';
+export type { SqliteDatabase } from './db.js';
 export { type MigrateSqliteOptions, type MigrateSqliteResult, migrateSqlite } from './migrate.js';
 export { type OpenSqliteOptions, openSqlite } from './open.js';
 export { type SqliteStoreOptions, sqliteStore } from './store.js';

@@ -34,7 +34,7 @@ import {
   type RecordKey,
   type StoredRecord,
 } from '../store.js';
-import { configureConnection, type SqliteDatabase } from './connection.js';
+import { configureConnection, type SqliteDatabase } from './db.js';
 import { connectionLedger, heldRecord } from './ledger.js';
 import { connectionLock } from './lock.js';
 import { claimDatabaseFile } from './one-connection.js';
