@@ -7,11 +7,10 @@
  * constraint names) on the fly, and keeps its bookkeeping in `<table>_migrations` so it never
  * touches the app's `__drizzle_migrations`.
  */
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Database } from 'better-sqlite3';
+import { foreignTable, readMigrations } from '../store/migrations.js';
 import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 
 export interface MigrateSqliteOptions {
@@ -33,13 +32,8 @@ export interface MigrateSqliteResult {
   applied: string[];
 }
 
-interface Journal {
-  entries: { idx: number; tag: string }[];
-}
-
 /** src/sqlite/migrate.ts and dist/sqlite/migrate.js both sit two levels below the package root. */
 const SHIPPED = new URL('../../drizzle/sqlite/', import.meta.url);
-const BREAKPOINT = '--> statement-breakpoint';
 
 /**
  * Creates or updates the idempotency table. Safe to call on every start: migrations already
@@ -68,7 +62,8 @@ export function migrateSqlite(
       `CREATE TABLE IF NOT EXISTS ${bookkeeping} (tag TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
     );
     const done = new Set(client.prepare(`SELECT tag FROM ${bookkeeping}`).pluck().all());
-    if (done.size === 0 && tableExists(client, table)) throw new Error(foreignTable(table));
+    if (done.size === 0 && tableExists(client, table))
+      throw new Error(foreignTable('migrateSqlite', table));
     const record = client.prepare(
       `INSERT INTO ${bookkeeping} (tag, hash, applied_at) VALUES (?, ?, ?)`,
     );
@@ -102,34 +97,6 @@ function tableExists(client: Database, table: string): boolean {
     .pluck()
     .get(table);
   return found !== undefined;
-}
-
-/**
- * The records table is there but our bookkeeping never created it: another tool owns it
- * (drizzle-kit, from a schema that re-exports the table). Say so instead of failing on
- * "table already exists".
- */
-function foreignTable(table: string): string {
-  return `migrateSqlite: table "${table}" already exists, but "${table}_migrations" has no record of creating it, so something else made it (drizzle-kit migrate or push, from a schema that re-exports the table). Give the table one owner: if drizzle-kit manages it, stop calling migrateSqlite. See docs/migrations.md in the mutation-guard package.`;
-}
-
-function readMigrations(folder: URL) {
-  const journal = JSON.parse(
-    readFileSync(new URL('meta/_journal.json', folder), 'utf8'),
-  ) as Journal;
-  return [...journal.entries]
-    .sort((a, b) => a.idx - b.idx)
-    .map(({ tag }) => {
-      const text = readFileSync(new URL(`${tag}.sql`, folder), 'utf8');
-      return {
-        tag,
-        hash: createHash('sha256').update(text).digest('hex'),
-        statements: text
-          .split(BREAKPOINT)
-          .map((s) => s.trim())
-          .filter((s) => s.length > 0),
-      };
-    });
 }
 
 /** A folder URL with its trailing slash, so that relative file names resolve inside it. */
