@@ -52,6 +52,7 @@ import {
   type PurgeOptions,
   type RecordKey,
   type StoredRecord,
+  type StoreExtras,
 } from '../store.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
@@ -89,7 +90,7 @@ const CLAIM_ATTEMPTS = 5;
 export function postgresStore<Db extends AnyPgDatabase>(
   db: Db,
   options: PostgresStoreOptions = {},
-): IdempotencyStore<PgTransactionOf<Db>> {
+): IdempotencyStore<PgTransactionOf<Db>> & StoreExtras {
   type Tx = PgTransactionOf<Db>;
   const t =
     typeof options.table === 'string'

@@ -33,6 +33,7 @@ import {
   type PurgeOptions,
   type RecordKey,
   type StoredRecord,
+  type StoreExtras,
 } from '../store.js';
 import { configureConnection, type SqliteDatabase } from './db.js';
 import { connectionLedger, heldRecord } from './ledger.js';
@@ -80,7 +81,7 @@ const CLAIM_ATTEMPTS = 3;
 export function sqliteStore<TSchema extends Record<string, unknown> = Record<string, never>>(
   db: SqliteDatabase<TSchema>,
   options: SqliteStoreOptions = {},
-): IdempotencyStore<SqliteDatabase<TSchema>> {
+): IdempotencyStore<SqliteDatabase<TSchema>> & StoreExtras {
   const table =
     typeof options.table === 'string'
       ? sqliteIdempotencyTable(options.table)
