@@ -15,8 +15,8 @@ import { type AnyPgDatabase, rowsOf } from './db.js';
 
 export interface MigratePostgresOptions {
   /**
-   * The records table to create. Its index and constraint names follow it; the bookkeeping
-   * table is `<table>_migrations`.
+   * The records table to create (1-48 letters, digits or underscores). Its index and
+   * constraint names follow it; the bookkeeping table is `<table>_migrations`.
    * @default 'idempotency_records'
    */
   table?: string;

@@ -15,7 +15,8 @@ import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 
 export interface MigrateSqliteOptions {
   /**
-   * The table name, as given to `sqliteIdempotencyTable`. Letters, digits and underscores.
+   * The records table to create (1-48 letters, digits or underscores). Its index and
+   * constraint names follow it; the bookkeeping table is `<table>_migrations`.
    * @default 'idempotency_records'
    */
   table?: string;
