@@ -1,36 +1,30 @@
 /**
  * mutation-guard: the core. No framework and no driver: adapters (`mutation-guard/graphql`,
  * `mutation-guard/trpc`) and stores (`mutation-guard/sqlite`, `mutation-guard/postgres`)
- * build on what is exported here.
+ * build on what is exported here. What only a store's author needs is in
+ * `mutation-guard/store`.
  */
 
 export type { IdempotencyErrorCode, IdempotencyErrorOptions } from './core/errors.js';
 export { IDEMPOTENCY_ERRORS, IdempotencyError } from './core/errors.js';
 export type { GuardEvent, GuardEventHandler, GuardEventType } from './core/events.js';
 export type { FingerprintInput, FingerprintLimits } from './core/fingerprint.js';
-export { canonicalize, FINGERPRINT_LIMITS, fingerprint } from './core/fingerprint.js';
+export { FINGERPRINT_LIMITS, fingerprint } from './core/fingerprint.js';
 export type { Guard, GuardCall, GuardResult, PurgeRequest } from './core/guard.js';
 export { createGuard, MAX_OPERATION_NAME, retryAfterSeconds } from './core/guard.js';
-export { hashKey } from './core/hash.js';
 export type { KeyCandidate, KeySource } from './core/keys.js';
 export { MAX_KEY_LENGTH, parseKeyHeader, resolveKey, validateKey } from './core/keys.js';
-export type { GuardOptions, ResolvedGuardOptions } from './core/options.js';
-export { GUARD_DEFAULTS } from './core/options.js';
+export type { GuardOptions } from './core/options.js';
 export { StoreFailure } from './core/redact.js';
 export type { Rollback, RollbackOptions } from './core/rollback.js';
 export { isRollback, rollback } from './core/rollback.js';
 export type { Serializer } from './core/serializer.js';
 export { jsonSerializer } from './core/serializer.js';
 export type {
-  ClaimRequest,
-  ClaimResult,
-  CompletionRecord,
-  Fence,
   IdempotencyStore,
-  PurgeOptions,
   RecordKey,
   RecordOutcome,
   RecordState,
   StoredRecord,
+  StoreExtras,
 } from './store.js';
-export { LeaseLostError } from './store.js';

@@ -4,7 +4,11 @@
  * its own. `Tx` is the transaction handle the guarded work receives: for the Drizzle
  * stores, a Drizzle database bound to the transaction.
  *
- * Rules every store meets (checked by test/store-conformance.ts):
+ * The seam is what the guard calls, and nothing more. What the shipped stores offer besides
+ * (`read`, `dialect`: for tests, tools and logs) is `StoreExtras`. Store authors import
+ * these types from `mutation-guard/store`.
+ *
+ * Rules every store meets (checked by the store conformance suite, test/conformance):
  * - records are unique on (scope, key) (SPEC S4);
  * - `claim` never lets two callers both hold a key (S7), and never takes over a live lease
  *   or a record of another fingerprint (S6, S11);
@@ -86,9 +90,6 @@ export interface PurgeOptions {
 }
 
 export interface IdempotencyStore<Tx = unknown> {
-  /** A short name for logs and errors: `sqlite`, `postgres`. */
-  readonly dialect: string;
-
   /**
    * Claims (scope, key) atomically (SPEC S7): inserts an in-flight record with a new token,
    * or takes over an in-flight record whose lease expired (same fingerprint only), or any
@@ -96,9 +97,6 @@ export interface IdempotencyStore<Tx = unknown> {
    * Otherwise returns the record that stands.
    */
   claim(request: ClaimRequest): Promise<ClaimResult>;
-
-  /** Reads a record, or `undefined` when there is none (the guard's bounded wait polls this). */
-  read(record: RecordKey): Promise<StoredRecord | undefined>;
 
   /**
    * Runs `work` in one database transaction that first makes sure the claim is still
@@ -121,6 +119,18 @@ export interface IdempotencyStore<Tx = unknown> {
 
   /** Deletes expired records in bounded batches and returns how many (SPEC S14). */
   purge(options: PurgeOptions): Promise<number>;
+}
+
+/**
+ * What `sqliteStore` and `postgresStore` offer besides the seam: the guard uses none of it.
+ * Their return type is `IdempotencyStore<Tx> & StoreExtras`.
+ */
+export interface StoreExtras {
+  /** A short name for logs and errors: `sqlite`, `postgres`. */
+  readonly dialect: string;
+
+  /** Reads a record, or `undefined` when there is none (tests, tools, operators). */
+  read(record: RecordKey): Promise<StoredRecord | undefined>;
 }
 
 /**

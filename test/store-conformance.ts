@@ -13,11 +13,12 @@ import {
   type IdempotencyStore,
   jsonSerializer,
   rollback,
+  type StoreExtras,
 } from '../src/index.js';
 
 export interface ConformanceContext<Tx> {
   /** A migrated store on a table of its own. */
-  store: IdempotencyStore<Tx>;
+  store: IdempotencyStore<Tx> & StoreExtras;
   /** Writes one business row through the guarded transaction. */
   insertPayment(tx: Tx, id: string): Promise<void>;
   /** Business rows committed so far (read outside any guarded transaction). */
@@ -581,9 +582,7 @@ function sleep(ms: number): Promise<void> {
 /** A copy of a store's methods bound to it, so a test can override one. */
 function bindAll<Tx>(store: IdempotencyStore<Tx>): IdempotencyStore<Tx> {
   return {
-    dialect: store.dialect,
     claim: store.claim.bind(store),
-    read: store.read.bind(store),
     transaction: store.transaction.bind(store),
     complete: store.complete.bind(store),
     release: store.release.bind(store),

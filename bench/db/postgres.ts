@@ -8,8 +8,8 @@ import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { integer, pgTable, serial, text } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { migratePostgres, type PgTransactionOf, postgresStore } from '../../src/postgres/index.js';
 import { functionNames } from '../../src/postgres/functions.js';
+import { migratePostgres, type PgTransactionOf, postgresStore } from '../../src/postgres/index.js';
 import type { BenchDb } from './types.js';
 
 export const DATABASE_URL =

@@ -1,5 +1,6 @@
 /**
- * Driver-neutral types and helpers. Only drizzle-orm's pg-core is imported (as types), never a
+ * The database types the Postgres store works with, and driver-neutral helpers (the SQLite
+ * twin is sqlite/db.ts). Only drizzle-orm's pg-core is imported (as types), never a
  * driver, so a postgres.js user does not need `pg` installed and vice versa.
  */
 import { entityKind } from 'drizzle-orm';

@@ -1,11 +1,19 @@
 /**
  * mutation-guard/postgres: the store on Drizzle + any Postgres driver Drizzle supports
- * (node-postgres, postgres.js, PGlite) (SPEC S24). Imports no driver itself.
+ * (node-postgres, postgres.js, PGlite) (SPEC S22, S24). Imports no driver itself.
+ *
+ *   const db = drizzle({ client: new pg.Pool({ connectionString }) });
+ *   await migratePostgres(db);
+ *   const guard = createGuard({ store: postgresStore(db) });
  */
+
+export { DEFAULT_TABLE_NAME } from '../store/table-name.js';
 export type { AnyPgDatabase, PgTransactionOf } from './db.js';
-export type { MigratePostgresOptions, MigratePostgresResult } from './migrate.js';
-export { migratePostgres, postgresFunctionsSql } from './migrate.js';
-export type { PostgresStoreOptions } from './store.js';
-export { postgresStore } from './store.js';
-export type { PgIdempotencyTable } from './table.js';
-export { idempotencyRecords, pgIdempotencyTable } from './table.js';
+export {
+  type MigratePostgresOptions,
+  type MigratePostgresResult,
+  migratePostgres,
+  postgresFunctionsSql,
+} from './migrate.js';
+export { type PostgresStoreOptions, postgresStore } from './store.js';
+export { idempotencyRecords, type PgIdempotencyTable, pgIdempotencyTable } from './table.js';

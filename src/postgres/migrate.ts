@@ -3,16 +3,20 @@
  * src/postgres/table.ts) for a quick start (SPEC S22). Users who manage their own schema with
  * drizzle-kit re-export the table instead and never call this.
  */
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { sql } from 'drizzle-orm';
+import {
+  BREAKPOINT,
+  foreignTable,
+  readMigrations,
+  type ShippedMigration,
+} from '../store/migrations.js';
+import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 import { type AnyPgDatabase, rowsOf } from './db.js';
-import { assertTableName, DEFAULT_TABLE_NAME } from './table.js';
 
 export interface MigratePostgresOptions {
   /**
-   * The records table to create. Its index and constraint names follow it; the bookkeeping
-   * table is `<table>_migrations`.
+   * The records table to create (1-48 letters, digits or underscores). Its index and
+   * constraint names follow it; the bookkeeping table is `<table>_migrations`.
    * @default 'idempotency_records'
    */
   table?: string;
@@ -21,10 +25,6 @@ export interface MigratePostgresOptions {
 export interface MigratePostgresResult {
   /** Tags of the migrations applied by this call (empty when already up to date). */
   applied: string[];
-}
-
-interface JournalEntry {
-  tag: string;
 }
 
 // Both src/postgres/migrate.ts (tests) and dist/postgres/migrate.js (published) sit two
@@ -43,7 +43,7 @@ export async function migratePostgres(
   const table = options.table ?? DEFAULT_TABLE_NAME;
   assertTableName(table);
   const bookkeeping = `${table}_migrations`;
-  const migrations = await loadMigrations(table);
+  const migrations = shippedMigrations(table);
 
   // READ COMMITTED even on servers with a stricter default: each statement then sees what a
   // process that held the lock before us committed (S24).
@@ -68,7 +68,7 @@ export async function migratePostgres(
         const [found] = rowsOf<{ found: string | null }>(
           await tx.execute(sql`select to_regclass(${`"${table}"`})::text as found`),
         );
-        if (found?.found) throw new Error(foreignTable(table));
+        if (found?.found) throw new Error(foreignTable('migratePostgres', table));
       }
       const applied: string[] = [];
       for (const migration of migrations) {
@@ -95,15 +95,6 @@ export async function migratePostgres(
   );
 }
 
-/**
- * The records table is there but our bookkeeping never created it: another tool owns it
- * (drizzle-kit, from a schema that re-exports the table). Running our CREATE TABLE would only
- * fail with "already exists"; say what happened and what to do instead.
- */
-function foreignTable(table: string): string {
-  return `migratePostgres: table "${table}" already exists, but "${table}_migrations" has no record of creating it, so something else made it (drizzle-kit migrate or push, from a schema that re-exports the table). Give the table one owner: if drizzle-kit manages it, stop calling migratePostgres. See docs/migrations.md in the mutation-guard package.`;
-}
-
 /** The driver's own message and SQLSTATE, found on the error or along its `cause` chain. */
 function driverReason(error: unknown): string {
   let deepest: unknown = error;
@@ -125,35 +116,17 @@ const FUNCTIONS_MIGRATION = '0001_functions';
 export async function postgresFunctionsSql(options: MigratePostgresOptions = {}): Promise<string> {
   const table = options.table ?? DEFAULT_TABLE_NAME;
   assertTableName(table);
-  const migration = (await loadMigrations(table)).find(({ tag }) => tag === FUNCTIONS_MIGRATION);
+  const migration = shippedMigrations(table).find(({ tag }) => tag === FUNCTIONS_MIGRATION);
   if (!migration) throw new Error(`postgresFunctionsSql: ${FUNCTIONS_MIGRATION} is missing.`);
-  return `${migration.statements.join('\n--> statement-breakpoint\n')}\n`;
+  return `${migration.statements.join(`\n${BREAKPOINT}\n`)}\n`;
 }
 
-interface Migration {
-  tag: string;
-  /** SHA-256 of the shipped file, before renaming: what was applied, for operators. */
-  hash: string;
-  statements: string[];
-}
-
-async function loadMigrations(table: string): Promise<Migration[]> {
-  const journal = JSON.parse(await readFile(new URL('meta/_journal.json', MIGRATIONS), 'utf8')) as {
-    entries: JournalEntry[];
-  };
-  return Promise.all(
-    journal.entries.map(async ({ tag }) => {
-      const text = await readFile(new URL(`${tag}.sql`, MIGRATIONS), 'utf8');
-      return {
-        tag,
-        hash: createHash('sha256').update(text).digest('hex'),
-        statements: text
-          .split('--> statement-breakpoint')
-          .map((statement) => renameTable(statement, table).trim())
-          .filter((statement) => statement.length > 0),
-      };
-    }),
-  );
+/** The shipped migrations, renamed for `table`. */
+function shippedMigrations(table: string): ShippedMigration[] {
+  return readMigrations(MIGRATIONS).map((migration) => ({
+    ...migration,
+    statements: migration.statements.map((statement) => renameTable(statement, table)),
+  }));
 }
 
 /**

@@ -2,13 +2,13 @@
  * The Postgres store (SPEC S24): many processes, one database, READ COMMITTED.
  *
  * How the rules of src/store.ts are met, by the server-side functions of the migration
- * drizzle/postgres/0001_functions.sql (queries.ts says why functions):
+ * drizzle/postgres/0001_functions.sql (statements.ts says why functions):
  * - claim (S7) is one call of `<table>_claim`: it reads the record and, when there is none,
  *   claims with `INSERT ... ON CONFLICT DO NOTHING`, committed on its own before the business
  *   transaction begins. (Were it inside that transaction, a concurrent claim's ON CONFLICT
  *   would block on the uncommitted row until the whole mutation ended.) A replay, a 409 and a
  *   422 are that one read; a fresh call is one round trip too. Its commit is asynchronous:
- *   see `claim` in queries.ts for why losing it in a crash is harmless.
+ *   see `claim` in statements.ts for why losing it in a crash is harmless.
  * - a takeover (S11, S14), in the same call, is one compare-and-set UPDATE whose target is
  *   selected `FOR UPDATE SKIP LOCKED`, tried only when the record read was eligible: the
  *   original's business transaction holds a row lock on its record for its whole life, so
@@ -18,7 +18,7 @@
  *   (`<table>_lock`), or throws LeaseLostError without running the work; complete/release
  *   are fenced by token.
  * - every time is the database's clock (`clock_timestamp()`), never the app server's (S11).
- * - every statement's SQL is built once per store (queries.ts); a call only fills in values.
+ * - every statement's SQL is built once per store (statements.ts); a call only fills in values.
  * - the transaction never settles before its work, and refuses statements once the driver
  *   has ended it (transaction.ts); on PGlite's single connection, nested calls join the
  *   outer transaction and duplicates of a running key get 409 at once (single-connection.ts).
@@ -41,6 +41,7 @@
 import { randomUUID } from 'node:crypto';
 import { getTableName, is, type Query, sql } from 'drizzle-orm';
 import { type PgSession, PgTransaction } from 'drizzle-orm/pg-core';
+import { toStoredRecord } from '../store/records.js';
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -51,14 +52,15 @@ import {
   type PurgeOptions,
   type RecordKey,
   type StoredRecord,
+  type StoreExtras,
 } from '../store.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
 import { explainMissingFunctions } from './functions.js';
 import { poolTransaction } from './pool-transaction.js';
-import { buildQueries, type ClaimRow, type RecordRow } from './queries.js';
 import { retryingSerializationFailures } from './serialization.js';
 import { isSingleConnection, singleConnection } from './single-connection.js';
+import { buildStatements, type ClaimRow, type PgRecordRow } from './statements.js';
 import { idempotencyRecords, type PgIdempotencyTable, pgIdempotencyTable } from './table.js';
 import { runTransaction } from './transaction.js';
 
@@ -88,7 +90,7 @@ const CLAIM_ATTEMPTS = 5;
 export function postgresStore<Db extends AnyPgDatabase>(
   db: Db,
   options: PostgresStoreOptions = {},
-): IdempotencyStore<PgTransactionOf<Db>> {
+): IdempotencyStore<PgTransactionOf<Db>> & StoreExtras {
   type Tx = PgTransactionOf<Db>;
   const t =
     typeof options.table === 'string'
@@ -96,7 +98,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
       : (options.table ?? idempotencyRecords);
   // A claim of its own commits asynchronously (see `claimOrRead`); not when `db` is itself a
   // transaction, whose commit (the app's writes with it) the setting would weaken.
-  const q = buildQueries(t, { asyncClaim: !is(db, PgTransaction) });
+  const statements = buildStatements(t, { asyncClaim: !is(db, PgTransaction) });
   absorbPoolConnectionErrors(db);
   const tableName = getTableName(t);
   const single = isSingleConnection(db) ? singleConnection(db, tableName) : undefined;
@@ -110,7 +112,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
   /** `db.transaction`, or on a node-postgres Pool one that always gives its client back. */
   const begin = poolTransaction(db) ?? db.transaction.bind(db);
   // A claim joined to an outer transaction must not weaken that transaction's commit.
-  const joinedClaim = single && buildQueries(t, { asyncClaim: false }).claim;
+  const joinedClaim = single && buildStatements(t, { asyncClaim: false }).claim;
 
   /**
    * Statements on `db` itself are prepared (client-side: SQL and parameter order) once; those
@@ -120,11 +122,11 @@ export function postgresStore<Db extends AnyPgDatabase>(
   const prepare = (handle: AnyPgDatabase, query: Query): Prepared =>
     (handle._.session as PgSession).prepareQuery(query, undefined, undefined, false);
   const onDb = {
-    claim: prepare(db, q.claim),
-    read: prepare(db, q.read),
-    complete: prepare(db, q.complete),
-    release: prepare(db, q.release),
-    purge: prepare(db, q.purge),
+    claim: prepare(db, statements.claim),
+    read: prepare(db, statements.read),
+    complete: prepare(db, statements.complete),
+    release: prepare(db, statements.release),
+    purge: prepare(db, statements.purge),
   };
   type Statement = keyof typeof onDb;
 
@@ -136,7 +138,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
   async function run<Row>(name: Statement, values: Record<string, unknown>): Promise<Row[]> {
     const outer = single?.outerTransaction();
     if (outer) {
-      const query = name === 'claim' && joinedClaim ? joinedClaim : q[name];
+      const query = name === 'claim' && joinedClaim ? joinedClaim : statements[name];
       return execute<Row>(prepare(outer, query), values);
     }
     return retryingSerializationFailures(() => execute<Row>(onDb[name], values));
@@ -152,8 +154,8 @@ export function postgresStore<Db extends AnyPgDatabase>(
   }
 
   async function read(record: RecordKey): Promise<StoredRecord | undefined> {
-    const [row] = await run<RecordRow>('read', { scope: record.scope, key: record.key });
-    return row ? toStoredRecord(record, row) : undefined;
+    const [row] = await run<PgRecordRow>('read', { scope: record.scope, key: record.key });
+    return row ? toStoredRecord(record, row, row.read_ms) : undefined;
   }
 
   return {
@@ -170,8 +172,10 @@ export function postgresStore<Db extends AnyPgDatabase>(
             return { status: 'claimed', token, takenOver: false };
           case 'taken_over':
             return { status: 'claimed', token, takenOver: true };
-          case 'exists':
-            return { status: 'exists', record: toStoredRecord(request, row as RecordRow) };
+          case 'exists': {
+            const record = row as PgRecordRow;
+            return { status: 'exists', record: toStoredRecord(request, record, record.read_ms) };
+          }
           case 'replacing':
             // S14: past its expiry, yet a concurrent takeover (or a purge) holds it right now.
             // It is never replayed: look again, and if it is still being replaced, it is in
@@ -214,10 +218,13 @@ export function postgresStore<Db extends AnyPgDatabase>(
           absorbConnectionErrors(tx);
           if (isolationInside && !outer) await tx.execute(READ_COMMITTED);
           // Holding this row lock until commit is what keeps a takeover out while we run (S11).
-          const [held] = await execute<RecordRow>(prepare(tx, q.lock), fenceValues(fence));
+          const [held] = await execute<PgRecordRow>(
+            prepare(tx, statements.lock),
+            fenceValues(fence),
+          );
           if (!held) throw new LeaseLostError();
           if (!single) return work(tx as Tx);
-          return single.holding(toStoredRecord(fence, held), () =>
+          return single.holding(toStoredRecord(fence, held, held.read_ms), () =>
             single.inside(tx, () => work(tx as Tx)),
           );
         },
@@ -232,7 +239,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
         retentionMs: completion.retentionMs,
       };
       const rows = tx
-        ? await execute<Done>(prepare(tx as AnyPgDatabase, q.complete), values)
+        ? await execute<Done>(prepare(tx as AnyPgDatabase, statements.complete), values)
         : await run<Done>('complete', values);
       return rows[0]?.done === true;
     },
@@ -284,21 +291,4 @@ function claimValues(request: ClaimRequest, token: string): Record<string, unkno
 
 function fenceValues(fence: Fence): Record<string, unknown> {
   return { scope: fence.scope, key: fence.key, token: fence.token };
-}
-
-function toStoredRecord({ scope, key }: RecordKey, row: RecordRow): StoredRecord {
-  return {
-    scope,
-    key,
-    fingerprint: row.fingerprint,
-    operation: row.operation,
-    state: row.state,
-    outcome: row.outcome,
-    result: row.result,
-    leaseExpiresAt: row.lease_expires_ms === null ? null : new Date(row.lease_expires_ms),
-    expiresAt: new Date(row.expires_ms),
-    createdAt: new Date(row.created_ms),
-    // The guard compares the record's times with this, never with its own clock (S11).
-    readAt: new Date(row.read_ms),
-  };
 }

@@ -2,27 +2,12 @@
  * The Postgres table of idempotency records (SPEC S22). Exported so that users can re-export
  * it from their own Drizzle schema and let drizzle-kit generate the migration; the package
  * also ships the generated migration (drizzle/postgres) and `migratePostgres` to apply it.
+ *
+ * drizzle-kit loads this file directly (drizzle.config.ts) to generate drizzle/postgres: keep
+ * its imports to drizzle-orm and ../store/table-name.ts, which imports nothing.
  */
 import { index, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
-
-/** The default table name; `migratePostgres` rewrites it (and the names derived from it). */
-export const DEFAULT_TABLE_NAME = 'idempotency_records';
-
-/**
- * Table names are spliced into SQL (migrations, raw statements) and derived names such as
- * `<name>_expires_at_idx` must stay within Postgres's 63-byte identifier limit, where longer
- * names are silently truncated and could collide. So: a plain identifier of at most 48 chars.
- */
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,47}$/;
-
-/** Throws a TypeError unless `name` is a usable records table name. */
-export function assertTableName(name: string): void {
-  if (!TABLE_NAME.test(name)) {
-    throw new TypeError(
-      `mutation-guard/postgres: table name ${JSON.stringify(name)} must be 1-48 letters, digits or underscores, not starting with a digit.`,
-    );
-  }
-}
+import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 
 /**
  * Builds the records table under `name`. Constraint and index names are derived from the

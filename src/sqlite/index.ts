@@ -6,12 +6,13 @@
  *   migrateSqlite(db);
  *   const guard = createGuard({ store: sqliteStore(db) });
  */
-export type { SqliteDatabase } from './connection.js';
-export { type MigrateSqliteOptions, migrateSqlite } from './migrate.js';
+
+export { DEFAULT_TABLE_NAME } from '../store/table-name.js';
+export type { SqliteDatabase } from './db.js';
+export { type MigrateSqliteOptions, type MigrateSqliteResult, migrateSqlite } from './migrate.js';
 export { type OpenSqliteOptions, openSqlite } from './open.js';
 export { type SqliteStoreOptions, sqliteStore } from './store.js';
 export {
-  DEFAULT_SQLITE_TABLE,
   idempotencyRecords,
   type SqliteIdempotencyTable,
   sqliteIdempotencyTable,

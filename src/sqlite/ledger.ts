@@ -16,6 +16,7 @@
  * idempotency table itself, bypassing the store, are not seen: the work must not do that.
  */
 import type { RecordKey, StoredRecord } from '../store.js';
+import { perConnection } from './db.js';
 
 /** A claim held by live work in this process, as `claim` returned it. */
 export interface HeldClaim {
@@ -102,14 +103,5 @@ function id(table: string, { scope, key }: RecordKey): string {
   return JSON.stringify([table, scope, key]);
 }
 
-/** One ledger per connection, shared by every store on it (two tables, one connection). */
-const ledgers = new WeakMap<object, ConnectionLedger>();
-
-export function connectionLedger(client: object): ConnectionLedger {
-  let ledger = ledgers.get(client);
-  if (!ledger) {
-    ledger = new ConnectionLedger();
-    ledgers.set(client, ledger);
-  }
-  return ledger;
-}
+/** One ledger per connection, shared by every store on it. */
+export const connectionLedger = perConnection(() => new ConnectionLedger());

@@ -12,6 +12,7 @@
  * frame's own lock instead, and a nested transaction becomes a SAVEPOINT level.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { perConnection } from './db.js';
 import { Mutex } from './mutex.js';
 
 interface Frame {
@@ -102,14 +103,5 @@ export class ConnectionLock {
   }
 }
 
-/** One lock per connection, shared by every store on it (two tables, one connection). */
-const locks = new WeakMap<object, ConnectionLock>();
-
-export function connectionLock(client: object): ConnectionLock {
-  let lock = locks.get(client);
-  if (!lock) {
-    lock = new ConnectionLock();
-    locks.set(client, lock);
-  }
-  return lock;
-}
+/** One lock per connection, shared by every store on it. */
+export const connectionLock = perConnection(() => new ConnectionLock());

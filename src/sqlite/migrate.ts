@@ -7,16 +7,16 @@
  * constraint names) on the fly, and keeps its bookkeeping in `<table>_migrations` so it never
  * touches the app's `__drizzle_migrations`.
  */
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Database } from 'better-sqlite3';
-import { assertTableName, DEFAULT_SQLITE_TABLE } from './table.js';
+import { foreignTable, readMigrations } from '../store/migrations.js';
+import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 
 export interface MigrateSqliteOptions {
   /**
-   * The table name, as given to `sqliteIdempotencyTable`. Letters, digits and underscores.
+   * The records table to create (1-48 letters, digits or underscores). Its index and
+   * constraint names follow it; the bookkeeping table is `<table>_migrations`.
    * @default 'idempotency_records'
    */
   table?: string;
@@ -28,27 +28,27 @@ export interface MigrateSqliteOptions {
   migrationsFolder?: string | URL;
 }
 
-interface Journal {
-  entries: { idx: number; tag: string }[];
+export interface MigrateSqliteResult {
+  /** Tags of the migrations applied by this call (empty when already up to date). */
+  applied: string[];
 }
 
 /** src/sqlite/migrate.ts and dist/sqlite/migrate.js both sit two levels below the package root. */
 const SHIPPED = new URL('../../drizzle/sqlite/', import.meta.url);
-const BREAKPOINT = '--> statement-breakpoint';
 
 /**
  * Creates or updates the idempotency table. Safe to call on every start: migrations already
  * applied are skipped, and concurrent callers are serialised by BEGIN IMMEDIATE. Call it
  * before serving requests, not while a guarded transaction is open on the same connection.
  * @param db a Drizzle better-sqlite3 database, or a better-sqlite3 connection
- * @returns the tags of the migrations applied by this call
+ * @returns the tags of the migrations applied by this call, as `applied`
  */
 export function migrateSqlite(
   db: { $client: Database } | Database,
   options: MigrateSqliteOptions = {},
-): string[] {
+): MigrateSqliteResult {
   const client = '$client' in db ? db.$client : db;
-  const table = options.table ?? DEFAULT_SQLITE_TABLE;
+  const table = options.table ?? DEFAULT_TABLE_NAME;
   assertTableName(table);
   if (client.inTransaction) {
     throw new Error('migrateSqlite: the connection is inside a transaction; migrate at start-up.');
@@ -63,7 +63,8 @@ export function migrateSqlite(
       `CREATE TABLE IF NOT EXISTS ${bookkeeping} (tag TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
     );
     const done = new Set(client.prepare(`SELECT tag FROM ${bookkeeping}`).pluck().all());
-    if (done.size === 0 && tableExists(client, table)) throw new Error(foreignTable(table));
+    if (done.size === 0 && tableExists(client, table))
+      throw new Error(foreignTable('migrateSqlite', table));
     const record = client.prepare(
       `INSERT INTO ${bookkeeping} (tag, hash, applied_at) VALUES (?, ?, ?)`,
     );
@@ -84,7 +85,7 @@ export function migrateSqlite(
       applied.push(migration.tag);
     }
     client.exec('COMMIT');
-    return applied;
+    return { applied };
   } catch (error) {
     if (client.inTransaction) client.exec('ROLLBACK');
     throw error;
@@ -99,34 +100,6 @@ function tableExists(client: Database, table: string): boolean {
   return found !== undefined;
 }
 
-/**
- * The records table is there but our bookkeeping never created it: another tool owns it
- * (drizzle-kit, from a schema that re-exports the table). Say so instead of failing on
- * "table already exists".
- */
-function foreignTable(table: string): string {
-  return `migrateSqlite: table "${table}" already exists, but "${table}_migrations" has no record of creating it, so something else made it (drizzle-kit migrate or push, from a schema that re-exports the table). Give the table one owner: if drizzle-kit manages it, stop calling migrateSqlite. See docs/migrations.md in the mutation-guard package.`;
-}
-
-function readMigrations(folder: URL) {
-  const journal = JSON.parse(
-    readFileSync(new URL('meta/_journal.json', folder), 'utf8'),
-  ) as Journal;
-  return [...journal.entries]
-    .sort((a, b) => a.idx - b.idx)
-    .map(({ tag }) => {
-      const text = readFileSync(new URL(`${tag}.sql`, folder), 'utf8');
-      return {
-        tag,
-        hash: createHash('sha256').update(text).digest('hex'),
-        statements: text
-          .split(BREAKPOINT)
-          .map((s) => s.trim())
-          .filter((s) => s.length > 0),
-      };
-    });
-}
-
 /** A folder URL with its trailing slash, so that relative file names resolve inside it. */
 function toFolderUrl(folder: string | URL): URL {
   const url = folder instanceof URL ? folder : pathToFileURL(resolve(folder));
@@ -139,8 +112,8 @@ function toFolderUrl(folder: string | URL): URL {
  * `__new_<table>` used when it recreates a table.
  */
 export function renameTable(statement: string, table: string): string {
-  if (table === DEFAULT_SQLITE_TABLE) return statement;
-  const pattern = new RegExp(`([\`"])(__new_)?${DEFAULT_SQLITE_TABLE}(\\w*)\\1`, 'g');
+  if (table === DEFAULT_TABLE_NAME) return statement;
+  const pattern = new RegExp(`([\`"])(__new_)?${DEFAULT_TABLE_NAME}(\\w*)\\1`, 'g');
   return statement.replace(
     pattern,
     (_match, quote: string, prefix: string | undefined, suffix: string) =>

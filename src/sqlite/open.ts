@@ -1,7 +1,7 @@
 /** A one-call start for development: a connection, Drizzle on it, and the table migrated. */
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
-import type { SqliteDatabase } from './connection.js';
+import type { SqliteDatabase } from './db.js';
 import { migrateSqlite } from './migrate.js';
 
 export interface OpenSqliteOptions {

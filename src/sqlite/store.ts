@@ -7,9 +7,8 @@
  * COMMIT on the raw connection, with every store operation queued on one lock per connection
  * (lock.ts) so that nothing else's statements slip into an open transaction.
  *
- * Its own statements are raw better-sqlite3 statements on `db.$client`, built from the
- * table's names and prepared once per store: through Drizzle's query builder each call would
- * rebuild and re-prepare them. Because the lock keeps our connection's other statements out,
+ * Its own statements are raw better-sqlite3 statements on `db.$client`, prepared once per
+ * store (statements.ts). Because the lock keeps our connection's other statements out,
  * a claim that conflicts reads the row and only then runs the one takeover it is eligible
  * for; that UPDATE still carries all its conditions, so another process sharing the file
  * cannot slip a change in between.
@@ -21,8 +20,9 @@
  * unrelated work. Only a claim that must write (absent, expired, lease over) queues.
  */
 import { randomUUID } from 'node:crypto';
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
 import { getTableName } from 'drizzle-orm';
+import { toStoredRecord } from '../store/records.js';
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -33,21 +33,26 @@ import {
   type PurgeOptions,
   type RecordKey,
   type StoredRecord,
+  type StoreExtras,
 } from '../store.js';
-import { configureConnection, type SqliteDatabase } from './connection.js';
+import { configureConnection, type SqliteDatabase } from './db.js';
 import { connectionLedger, heldRecord } from './ledger.js';
 import { connectionLock } from './lock.js';
 import { claimDatabaseFile } from './one-connection.js';
-import { type RecordRow, toStoredRecord } from './records.js';
-import { idempotencyRecords, type SqliteIdempotencyTable } from './table.js';
+import { prepareStatements, type Statements } from './statements.js';
+import {
+  idempotencyRecords,
+  type SqliteIdempotencyTable,
+  sqliteIdempotencyTable,
+} from './table.js';
 
 export interface SqliteStoreOptions {
   /**
-   * The idempotency table, from `sqliteIdempotencyTable(name)`; apply its migration with
-   * `migrateSqlite(db, { table: name })` or through your own drizzle-kit schema.
+   * The records table: one built with `sqliteIdempotencyTable(name)`, or just its name. It must
+   * exist: create it with `migrateSqlite(db, { table })` or your own drizzle-kit migration.
    * @default idempotencyRecords (the table `idempotency_records`)
    */
-  table?: SqliteIdempotencyTable;
+  table?: SqliteIdempotencyTable | string;
   /**
    * The clock leases and retention are measured on, in milliseconds since the epoch. SQLite
    * runs in this process, so the process clock is the database's clock; tests inject one.
@@ -65,23 +70,6 @@ export interface SqliteStoreOptions {
 /** A claim retries when the record it conflicted with vanished or changed under it. */
 const CLAIM_ATTEMPTS = 3;
 
-/** Every statement the store runs, prepared once per store on its connection. */
-interface Statements {
-  begin: Statement;
-  commit: Statement;
-  /** S7: the claim. Positional: scope, key, fingerprint, operation, token, lease, expires, at. */
-  insert: Statement;
-  select: Statement<[string, string], RecordRow>;
-  /** S11: takes over an in-flight claim whose lease ran out (compare-and-set). */
-  takeOver: Statement;
-  /** S14: claims a complete record past its retention afresh (compare-and-set). */
-  reuse: Statement;
-  holds: Statement<[string, string, string], number>;
-  complete: Statement;
-  release: Statement;
-  purge: Statement;
-}
-
 /**
  * Creates the SQLite store. Guarded work receives `db` itself as its transaction handle:
  * write through it (or `db.$client`) and the writes commit with the stored result.
@@ -93,8 +81,11 @@ interface Statements {
 export function sqliteStore<TSchema extends Record<string, unknown> = Record<string, never>>(
   db: SqliteDatabase<TSchema>,
   options: SqliteStoreOptions = {},
-): IdempotencyStore<SqliteDatabase<TSchema>> {
-  const table = options.table ?? idempotencyRecords;
+): IdempotencyStore<SqliteDatabase<TSchema>> & StoreExtras {
+  const table =
+    typeof options.table === 'string'
+      ? sqliteIdempotencyTable(options.table)
+      : (options.table ?? idempotencyRecords);
   const now = options.now ?? Date.now;
   const client: Database = db.$client;
   const tableName = getTableName(table);
@@ -146,22 +137,22 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
     if (row.state === 'in_flight') {
       // S11: an in-flight claim whose lease ran out, same request only (S6). One past its
       // whole expiry (its process died long ago) counts as absent, as purge would make it.
-      const leaseOver = row.leaseExpiresAt !== null && row.leaseExpiresAt <= at;
-      if (leaseOver && (row.fingerprint === fingerprint || row.expiresAt <= at)) {
+      const leaseOver = row.lease_expires_ms !== null && row.lease_expires_ms <= at;
+      if (leaseOver && (row.fingerprint === fingerprint || row.expires_ms <= at)) {
         const taken = s.takeOver.run(...claim, scope, key, at, fingerprint, at).changes === 1;
         return taken ? claimed(true) : undefined;
       }
-    } else if (row.expiresAt <= at) {
+    } else if (row.expires_ms <= at) {
       // S14: a complete record past its retention counts as absent, whatever its fingerprint.
       const reused = s.reuse.run(...claim, scope, key, at).changes === 1;
       return reused ? claimed(false) : undefined;
     }
-    return { status: 'exists', record: toStoredRecord(scope, key, row, at) };
+    return { status: 'exists', record: toStoredRecord(request, row, at) };
   }
 
   function readRow(record: RecordKey): StoredRecord | undefined {
     const row = statements().select.get(record.scope, record.key);
-    return row ? toStoredRecord(record.scope, record.key, row, millis(now())) : undefined;
+    return row ? toStoredRecord(record, row, millis(now())) : undefined;
   }
 
   /**
@@ -292,60 +283,6 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
   };
 }
 
-/**
- * Builds and prepares every statement once, from the table's own name and column names (so a
- * table from `sqliteIdempotencyTable(name)` works under any name). Raw better-sqlite3
- * statements: Drizzle's query builder would rebuild and re-prepare each one on every call.
- */
-function prepareStatements(client: Database, table: SqliteIdempotencyTable): Statements {
-  const t = quote(getTableName(table));
-  const c = {
-    scope: quote(table.scope.name),
-    key: quote(table.key.name),
-    fingerprint: quote(table.fingerprint.name),
-    operation: quote(table.operation.name),
-    state: quote(table.state.name),
-    token: quote(table.token.name),
-    outcome: quote(table.outcome.name),
-    result: quote(table.result.name),
-    leaseExpiresAt: quote(table.leaseExpiresAt.name),
-    expiresAt: quote(table.expiresAt.name),
-    createdAt: quote(table.createdAt.name),
-    completedAt: quote(table.completedAt.name),
-  };
-  const byKey = `${c.scope} = ? AND ${c.key} = ?`;
-  /** The fence: the record is in flight under our token (SPEC S8). */
-  const held = `${byKey} AND ${c.token} = ? AND ${c.state} = 'in_flight'`;
-  /** A fresh claim over an existing row: fingerprint, operation, token, lease, expires, at. */
-  const setClaim = `${c.fingerprint} = ?, ${c.operation} = ?, ${c.state} = 'in_flight', ${c.token} = ?, ${c.outcome} = NULL, ${c.result} = NULL, ${c.leaseExpiresAt} = ?, ${c.expiresAt} = ?, ${c.createdAt} = ?, ${c.completedAt} = NULL`;
-  return {
-    begin: client.prepare('BEGIN IMMEDIATE'),
-    commit: client.prepare('COMMIT'),
-    insert: client.prepare(
-      `INSERT INTO ${t} (${c.scope}, ${c.key}, ${c.fingerprint}, ${c.operation}, ${c.state}, ${c.token}, ${c.leaseExpiresAt}, ${c.expiresAt}, ${c.createdAt}) VALUES (?, ?, ?, ?, 'in_flight', ?, ?, ?, ?) ON CONFLICT (${c.scope}, ${c.key}) DO NOTHING`,
-    ),
-    select: client.prepare<[string, string], RecordRow>(
-      `SELECT ${c.fingerprint} AS fingerprint, ${c.operation} AS operation, ${c.state} AS state, ${c.outcome} AS outcome, ${c.result} AS result, ${c.leaseExpiresAt} AS leaseExpiresAt, ${c.expiresAt} AS expiresAt, ${c.createdAt} AS createdAt FROM ${t} WHERE ${byKey}`,
-    ),
-    takeOver: client.prepare(
-      `UPDATE ${t} SET ${setClaim} WHERE ${byKey} AND ${c.state} = 'in_flight' AND ${c.leaseExpiresAt} <= ? AND (${c.fingerprint} = ? OR ${c.expiresAt} <= ?)`,
-    ),
-    reuse: client.prepare(
-      `UPDATE ${t} SET ${setClaim} WHERE ${byKey} AND ${c.state} = 'complete' AND ${c.expiresAt} <= ?`,
-    ),
-    holds: client
-      .prepare<[string, string, string], number>(`SELECT 1 FROM ${t} WHERE ${held}`)
-      .pluck(),
-    complete: client.prepare(
-      `UPDATE ${t} SET ${c.state} = 'complete', ${c.outcome} = ?, ${c.result} = ?, ${c.completedAt} = ?, ${c.expiresAt} = ?, ${c.leaseExpiresAt} = NULL WHERE ${held}`,
-    ),
-    release: client.prepare(`DELETE FROM ${t} WHERE ${held}`),
-    purge: client.prepare(
-      `DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE ${c.expiresAt} <= ? LIMIT ?)`,
-    ),
-  };
-}
-
 /** What a claim or read learnt without queuing on the lock. */
 interface Known {
   record: StoredRecord | undefined;
@@ -363,11 +300,6 @@ function stands(record: StoredRecord): boolean {
 /** A time as the table stores it: whole milliseconds, as Drizzle's `timestamp_ms` would. */
 function millis(ms: number): number {
   return Math.trunc(ms);
-}
-
-/** An SQL identifier, quoted. */
-function quote(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /**

@@ -4,37 +4,19 @@
  * `migrateSqlite`. Times are integers in milliseconds since the epoch (Drizzle maps them to
  * `Date`), so that comparisons and the purge index work on plain integers.
  *
- * Keep this file free of imports other than drizzle-orm: drizzle-kit loads it directly
- * (drizzle.sqlite.config.ts) to generate drizzle/sqlite.
+ * drizzle-kit loads this file directly (drizzle.sqlite.config.ts) to generate drizzle/sqlite:
+ * keep its imports to drizzle-orm and ../store/table-name.ts, which imports nothing.
  */
 import { sql } from 'drizzle-orm';
 import { check, index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-
-/** The table name the shipped migrations use; `migrateSqlite` renames it on the fly. */
-export const DEFAULT_SQLITE_TABLE = 'idempotency_records';
-
-/**
- * Table names are spliced into SQL (the store's statements, the migrations) and prefix the
- * index and constraint names, so only plain identifiers are accepted; refused at creation, not
- * at the first request (where the store could only answer 503).
- */
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-/** Throws a TypeError unless `name` is a usable records table name. */
-export function assertTableName(name: string): void {
-  if (typeof name !== 'string' || !TABLE_NAME.test(name)) {
-    throw new TypeError(
-      `mutation-guard/sqlite: table name ${JSON.stringify(name)} must be 1-63 letters, digits or underscores, not starting with a digit.`,
-    );
-  }
-}
+import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 
 /**
  * Builds the idempotency table under `name`. Index and constraint names are prefixed with the
  * table name, so two tables in one database never collide.
  * @param name The SQL table name. @default 'idempotency_records'
  */
-export function sqliteIdempotencyTable(name: string = DEFAULT_SQLITE_TABLE) {
+export function sqliteIdempotencyTable(name: string = DEFAULT_TABLE_NAME) {
   assertTableName(name);
   return sqliteTable(
     name,

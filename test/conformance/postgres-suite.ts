@@ -9,7 +9,7 @@
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { afterAll, describe } from 'vitest';
-import type { IdempotencyStore } from '../../src/index.js';
+import type { IdempotencyStore, StoreExtras } from '../../src/index.js';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
 import { type ConformanceTarget, describeStoreConformance } from '../store-conformance.js';
 import {
@@ -92,7 +92,7 @@ export function conformanceTarget(name: string, driver: Driver): ConformanceTarg
       await db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
       const opened: { close(): Promise<void> }[] = [];
       return {
-        store: postgresStore(db, { table }) as IdempotencyStore<unknown>,
+        store: postgresStore(db, { table }) as IdempotencyStore<unknown> & StoreExtras,
         insertPayment: async (tx, id) => {
           await (tx as AnyDb).execute(
             sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${id})`,

@@ -1,12 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  canonicalize,
-  FINGERPRINT_LIMITS,
-  fingerprint,
-  IdempotencyError,
-} from '../../src/index.js';
+import { FINGERPRINT_LIMITS, fingerprint, IdempotencyError } from '../../src/index.js';
+import { canonicalize } from '../../src/store/index.js';
 
 const fp = (input: unknown, operation = 'createPayment', surface = 'graphql') =>
   fingerprint({ surface, operation, input });

@@ -1,7 +1,6 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
-  type ClaimRequest,
   createGuard,
   type GuardEvent,
   IdempotencyError,
@@ -11,12 +10,11 @@ import {
   type StoredRecord,
   StoreFailure,
 } from '../../src/index.js';
+import type { ClaimRequest } from '../../src/store/index.js';
 
 /** A store that fails every call, as a dead database does. */
 const deadStore: IdempotencyStore<never> = {
-  dialect: 'dead',
   claim: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
-  read: () => Promise.reject(new Error('down')),
   transaction: () => Promise.reject(new Error('down')),
   complete: () => Promise.reject(new Error('down')),
   release: () => Promise.reject(new Error('down')),

@@ -12,8 +12,9 @@ import {
   idempotentDirectiveTypeDefs,
   useIdempotency,
 } from '../../src/graphql/index.js';
-import { createGuard, hashKey } from '../../src/index.js';
+import { createGuard } from '../../src/index.js';
 import type { SqliteDatabase } from '../../src/sqlite/index.js';
+import { hashKey } from '../../src/store/index.js';
 import { sqlitePayments } from './sqlite.js';
 import { deferred, gql } from './support.js';
 

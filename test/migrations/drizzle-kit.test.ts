@@ -307,6 +307,6 @@ export const payments = sqliteTable('payments', { id: text('id').primaryKey() })
     ]);
     const reopened = database.open();
     expect(reopened.prepare('SELECT key FROM idempotency_records').pluck().all()).toEqual(['k']);
-    expect(migrateSqlite(reopened)).toEqual([]);
+    expect(migrateSqlite(reopened)).toEqual({ applied: [] });
   });
 });

@@ -128,7 +128,7 @@ describe('migrateSqlite errors', () => {
       'CREATE TABLE idempotency_records_migrations (tag TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)',
     );
     client.exec("INSERT INTO idempotency_records_migrations VALUES ('0000_init', 'adopted', 0)");
-    expect(migrateSqlite(client)).toEqual([]);
+    expect(migrateSqlite(client)).toEqual({ applied: [] });
   });
 
   it("S22: a statement the database refuses fails with the migration's tag and the database's reason", () => {

@@ -20,7 +20,7 @@ import {
   type PgTransactionOf,
   postgresStore,
 } from '../../src/postgres/index.js';
-import type { IdempotencyStore } from '../../src/store.js';
+import type { IdempotencyStore, StoreExtras } from '../../src/store.js';
 import {
   claimRequests,
   createNodePgDb,
@@ -33,7 +33,7 @@ import {
 const pg_ = await postgresAvailability();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type AnyStore = IdempotencyStore<PgTransactionOf<AnyPgDatabase>>;
+type AnyStore = IdempotencyStore<PgTransactionOf<AnyPgDatabase>> & StoreExtras;
 interface Logged {
   query: string;
   params: unknown[];

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard } from '../../src/index.js';
 import { rowsOf } from '../../src/postgres/db.js';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
-import { buildQueries } from '../../src/postgres/queries.js';
+import { buildStatements } from '../../src/postgres/statements.js';
 import { pgIdempotencyTable } from '../../src/postgres/table.js';
 import {
   createNodePgDb,
@@ -48,7 +48,7 @@ describe.skipIf(!pg.realPostgres)(
     });
 
     it('S14: the purge statement finds expired records through the expires_at index (EXPLAIN)', async () => {
-      const purge = buildQueries(pgIdempotencyTable(table), { asyncClaim: true }).purge;
+      const purge = buildStatements(pgIdempotencyTable(table), { asyncClaim: true }).purge;
       // Planned as the store sends it, with its batch size bound as a parameter.
       const plan = await opened.db.$client.query(`explain (format json) ${purge.sql}`, [1000]);
       const text = JSON.stringify(plan.rows[0]);

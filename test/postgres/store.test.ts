@@ -14,7 +14,7 @@ import {
   pgIdempotencyTable,
   postgresStore,
 } from '../../src/postgres/index.js';
-import { type IdempotencyStore, LeaseLostError } from '../../src/store.js';
+import { type IdempotencyStore, LeaseLostError, type StoreExtras } from '../../src/store.js';
 import {
   claimRequests,
   createNodePgDb,
@@ -30,7 +30,7 @@ const pg = await postgresAvailability();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Factory = (options?: TestDbOptions) => { db: AnyPgDatabase; close(): Promise<void> };
-type AnyStore = IdempotencyStore<PgTransactionOf<AnyPgDatabase>>;
+type AnyStore = IdempotencyStore<PgTransactionOf<AnyPgDatabase>> & StoreExtras;
 
 const drivers: { name: string; create: Factory; multiConnection: boolean }[] = [
   { name: 'node-postgres', create: createNodePgDb, multiConnection: true },
@@ -73,7 +73,9 @@ for (const driver of drivers) {
 
       beforeAll(async () => {
         ({ db, close } = driver.create());
-        expect(await migratePostgres(db, { table })).toEqual({ applied: ['0000_init', '0001_functions'] });
+        expect(await migratePostgres(db, { table })).toEqual({
+          applied: ['0000_init', '0001_functions'],
+        });
         await createBusinessTable(db, biz);
         store = postgresStore(db, { table: pgIdempotencyTable(table) });
       });
@@ -401,7 +403,7 @@ it('S22: table names that cannot be spliced into SQL are refused', () => {
 it('types: the guarded work receives the transaction type of the given db', () => {
   const store = (db: NodePgDatabase) => postgresStore(db);
   type Tx = Parameters<Parameters<NodePgDatabase['transaction']>[0]>[0];
-  expectTypeOf<ReturnType<typeof store>>().toEqualTypeOf<IdempotencyStore<Tx>>();
+  expectTypeOf<ReturnType<typeof store>>().toEqualTypeOf<IdempotencyStore<Tx> & StoreExtras>();
 });
 
 /** Two databases (separate pools, as two processes would have) sharing one table. */

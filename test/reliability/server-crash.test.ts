@@ -2,7 +2,7 @@
  * The Postgres server itself crashes under guarded load (SPEC S7, S8, S11, S24), on a private
  * cluster (test/support/private-cluster.ts), once per driver: `pg_ctl stop -m immediate`
  * while payments run, then a restart. This is what the claim's asynchronous commit relies
- * on (src/postgres/queries.ts): a crash may lose a claim, never a committed payment, and a
+ * on (src/postgres/statements.ts): a crash may lose a claim, never a committed payment, and a
  * payment never commits without its claim.
  *
  * After the restart: no key was paid twice; every payment answered 200 before the crash is

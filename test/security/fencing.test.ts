@@ -17,9 +17,7 @@ import { createApp, type Ledger } from '../trpc/app.js';
 function losingCompletion<Tx>(store: IdempotencyStore<Tx>) {
   const calls = { complete: 0 };
   const wrapped: IdempotencyStore<Tx> = {
-    dialect: store.dialect,
     claim: (request) => store.claim(request),
-    read: (key) => store.read(key),
     transaction: (fence, work) => store.transaction(fence, work),
     complete: async (fence, completion, tx) => {
       calls.complete++;

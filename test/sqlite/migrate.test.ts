@@ -39,8 +39,8 @@ const claim = (key: string) => ({
 describe('migrateSqlite', () => {
   it('S22: applies the shipped migrations once; a second call is a no-op', () => {
     const db = fresh();
-    expect(migrateSqlite(db)).toEqual(['0000_init']);
-    expect(migrateSqlite(db)).toEqual([]);
+    expect(migrateSqlite(db)).toEqual({ applied: ['0000_init'] });
+    expect(migrateSqlite(db)).toEqual({ applied: [] });
     expect(objects(db.$client)).toEqual([
       { type: 'table', name: 'idempotency_records' },
       { type: 'index', name: 'idempotency_records_expires_at_idx' },
@@ -68,8 +68,8 @@ describe('migrateSqlite', () => {
 
   it('S22: a custom table name renames the table, its index and its bookkeeping', async () => {
     const db = fresh();
-    expect(migrateSqlite(db, { table: 'app_keys' })).toEqual(['0000_init']);
-    expect(migrateSqlite(db, { table: 'app_keys' })).toEqual([]);
+    expect(migrateSqlite(db, { table: 'app_keys' })).toEqual({ applied: ['0000_init'] });
+    expect(migrateSqlite(db, { table: 'app_keys' })).toEqual({ applied: [] });
     expect(objects(db.$client)).toEqual([
       { type: 'table', name: 'app_keys' },
       { type: 'index', name: 'app_keys_expires_at_idx' },
@@ -96,6 +96,18 @@ describe('migrateSqlite', () => {
     const b = sqliteStore(db, { table: sqliteIdempotencyTable('other_keys') });
     expect((await a.claim(claim('k1'))).status).toBe('claimed');
     expect((await b.claim(claim('k1'))).status).toBe('claimed');
+  });
+
+  it('S22: a store given the table name as a string uses that table', async () => {
+    const db = fresh();
+    migrateSqlite(db);
+    migrateSqlite(db, { table: 'other_keys' });
+    const byName = sqliteStore(db, { table: 'other_keys' });
+    const byTable = sqliteStore(db, { table: sqliteIdempotencyTable('other_keys') });
+    expect((await byName.claim(claim('k1'))).status).toBe('claimed');
+    expect((await byTable.read({ scope: 's', key: 'k1' }))?.state).toBe('in_flight');
+    expect(await sqliteStore(db).read({ scope: 's', key: 'k1' })).toBeUndefined();
+    expect(() => sqliteStore(db, { table: 'bad-name' })).toThrow(TypeError);
   });
 
   it('S22: refuses table names that are not plain identifiers', () => {

@@ -8,7 +8,7 @@
 import type { Statement } from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
-import type { IdempotencyStore } from '../../src/store.js';
+import type { IdempotencyStore, StoreExtras } from '../../src/store.js';
 import { KINDS, manualClock, openTestDatabase, type TestDatabase } from './helpers.js';
 
 const LEASE = 1_000;
@@ -48,7 +48,7 @@ function observe(db: SqliteDatabase): Observed {
         value: (...args: unknown[]) => {
           observed.ran.push(verb);
           const result = original(...args);
-          if (verb === 'SELECT' && source.includes('AS fingerprint') && observed.afterNextRead) {
+          if (verb === 'SELECT' && source.includes('fingerprint') && observed.afterNextRead) {
             const interfere = observed.afterNextRead;
             observed.afterNextRead = undefined;
             interfere();
@@ -66,7 +66,7 @@ describe.each(KINDS)('sqliteStore statements (%s database)', (kind) => {
   let test: TestDatabase;
   let clock: ReturnType<typeof manualClock>;
   let observed: Observed;
-  let store: IdempotencyStore<SqliteDatabase>;
+  let store: IdempotencyStore<SqliteDatabase> & StoreExtras;
 
   beforeEach(() => {
     test = openTestDatabase(kind);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
-import { type IdempotencyStore, LeaseLostError } from '../../src/store.js';
+import { type IdempotencyStore, LeaseLostError, type StoreExtras } from '../../src/store.js';
 import {
   businessIds,
   deferred,
@@ -31,7 +31,7 @@ describe.each(KINDS)('sqliteStore primitives (%s database)', (kind) => {
   let test: TestDatabase;
   let db: SqliteDatabase;
   let clock: ReturnType<typeof manualClock>;
-  let store: IdempotencyStore<SqliteDatabase>;
+  let store: IdempotencyStore<SqliteDatabase> & StoreExtras;
 
   beforeEach(() => {
     test = openTestDatabase(kind);

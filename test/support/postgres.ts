@@ -14,9 +14,9 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
 import pg from 'pg';
 import postgres from 'postgres';
-import type { ClaimRequest } from '../../src/index.js';
 import type { AnyPgDatabase } from '../../src/postgres/db.js';
 import { functionNames } from '../../src/postgres/functions.js';
+import type { ClaimRequest } from '../../src/store/index.js';
 
 export const TEST_DATABASE_URL =
   process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -120,11 +120,9 @@ describe('rejections are not stored (SPEC S10, S13, S19)', () => {
 
 describe('store and size failures (SPEC S15, S16, S19)', () => {
   it('S15/S19: a store that fails during claim is 503 SERVICE_UNAVAILABLE and the procedure does not run', async () => {
-    const { store, ledger } = sqliteGuard();
+    const { ledger } = sqliteGuard();
     const broken: IdempotencyStore<unknown> = {
-      dialect: store.dialect,
       claim: () => Promise.reject(new Error('connection refused')),
-      read: (record) => store.read(record),
       transaction: () => Promise.reject(new Error('unreachable')),
       complete: () => Promise.reject(new Error('unreachable')),
       release: () => Promise.reject(new Error('unreachable')),

@@ -15,7 +15,7 @@
  * the healthy process must serve /graphql too, GRAPHQL=1).
  */
 import { randomUUID } from 'node:crypto';
-import { hashKey } from '../../../src/index.js';
+import { hashKey } from '../../../src/store/index.js';
 import type { Backend } from './backend.js';
 import { type Answer, payGraphql, payTrpc } from './client.js';
 import type { FaultPoint } from './instrument.js';

@@ -3,7 +3,7 @@
  * real store does all the work; hooks only pause. Crash tests hang there (and get SIGKILLed),
  * takeover tests sleep there, the scheduler test lets fast-check decide when to go on.
  */
-import type { ClaimRequest, Fence, IdempotencyStore } from '../../../src/index.js';
+import type { ClaimRequest, Fence, IdempotencyStore } from '../../../src/store/index.js';
 
 /** Where a server process can be told to stop dead (FAULT_POINT). */
 export const FAULT_POINTS = ['after-claim', 'in-transaction', 'after-commit'] as const;
@@ -25,13 +25,11 @@ export function instrument<Tx>(
   hooks: StoreHooks,
 ): IdempotencyStore<Tx> {
   return {
-    dialect: store.dialect,
     async claim(request) {
       const result = await store.claim(request);
       if (result.status === 'claimed') await hooks.afterClaim?.(request, result.token);
       return result;
     },
-    read: (record) => store.read(record),
     async transaction(fence, work) {
       await hooks.beforeTransaction?.(fence);
       const value = await store.transaction(fence, async (tx) => {

@@ -24,9 +24,7 @@ function scheduled(
     return value;
   };
   return {
-    dialect: store.dialect,
     claim: (request) => around('claim', () => store.claim(request)),
-    read: (record) => around('read', () => store.read(record)),
     transaction: (fence, work) => around('transaction', () => store.transaction(fence, work)),
     complete: (fence, completion, tx) =>
       around('complete', () => store.complete(fence, completion, tx)),

@@ -7,15 +7,9 @@
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import fc from 'fast-check';
-import {
-  createGuard,
-  type Fence,
-  type Guard,
-  IdempotencyError,
-  type IdempotencyStore,
-  LeaseLostError,
-} from '../../../src/index.js';
+import { createGuard, type Guard, IdempotencyError } from '../../../src/index.js';
 import { migrateSqlite, type SqliteDatabase, sqliteStore } from '../../../src/sqlite/index.js';
+import { type Fence, type IdempotencyStore, LeaseLostError } from '../../../src/store/index.js';
 
 export const LEASE = 1000;
 export const RETENTION = 5000;

@@ -1,5 +1,6 @@
 /**
- * The connection type the SQLite store works with, and its one-time set-up (SPEC S23).
+ * The database type the SQLite store works with, and its connection's one-time set-up
+ * (SPEC S23). The Postgres twin is postgres/db.ts.
  */
 import type { Database } from 'better-sqlite3';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
@@ -29,4 +30,20 @@ export function configureConnection(client: Database, busyTimeoutMs: number): vo
     client.pragma('journal_mode = WAL');
     client.pragma('synchronous = NORMAL');
   }
+}
+
+/**
+ * A factory of one `T` per connection, made on first use and shared by every store on that
+ * connection (two tables, one connection); weak, so a closed connection's can go.
+ */
+export function perConnection<T>(create: () => T): (client: object) => T {
+  const made = new WeakMap<object, T>();
+  return (client) => {
+    let value = made.get(client);
+    if (value === undefined) {
+      value = create();
+      made.set(client, value);
+    }
+    return value;
+  };
 }

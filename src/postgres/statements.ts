@@ -12,20 +12,15 @@
  */
 import { getTableName, type Query, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import type { RecordOutcome, RecordState } from '../store.js';
+import type { RecordRow } from '../store/records.js';
 import { functionNames } from './functions.js';
 import type { PgIdempotencyTable } from './table.js';
 
-/** A record's columns as our statements return them: times as epoch milliseconds (float8). */
-export interface RecordRow {
-  fingerprint: string;
-  operation: string;
-  state: RecordState;
-  outcome: RecordOutcome | null;
-  result: string | null;
-  lease_expires_ms: number | null;
-  expires_ms: number;
-  created_ms: number;
+/**
+ * A record as our statements return it: the shared row (times as epoch milliseconds, float8)
+ * and `read_ms`, the database clock when it was read (S11).
+ */
+export interface PgRecordRow extends RecordRow {
   read_ms: number;
 }
 
@@ -33,17 +28,17 @@ export interface RecordRow {
 export type ClaimStatus = 'claimed' | 'taken_over' | 'exists' | 'replacing' | 'again';
 
 /** The claim function's row: its status, and the record that stands when `exists`. */
-export interface ClaimRow extends Partial<RecordRow> {
+export interface ClaimRow extends Partial<PgRecordRow> {
   status: ClaimStatus;
 }
 
-export type Queries = ReturnType<typeof buildQueries>;
+export type Statements = ReturnType<typeof buildStatements>;
 
 const p = (name: string) => sql.placeholder(name);
 /** A timestamptz as epoch milliseconds: the same number on every driver (they return text). */
 const epochMs = (expression: SQL) => sql`(extract(epoch from ${expression}) * 1000)::float8`;
 
-export function buildQueries(t: PgIdempotencyTable, { asyncClaim }: { asyncClaim: boolean }) {
+export function buildStatements(t: PgIdempotencyTable, { asyncClaim }: { asyncClaim: boolean }) {
   const dialect = new PgDialect();
   const build = (query: SQL): Query => dialect.sqlToQuery(query);
   const fn = functionNames(getTableName(t));
@@ -52,7 +47,7 @@ export function buildQueries(t: PgIdempotencyTable, { asyncClaim }: { asyncClaim
   // Casts name each parameter's type, so that every driver's way of sending values (untyped
   // text, or typed by their JavaScript type) resolves to the same function.
   const fence = sql`${p('scope')}::text, ${p('key')}::text, ${p('token')}::text`;
-  /** A record's columns (RecordRow), `readAt` being one reading of the database clock. */
+  /** A record's columns (PgRecordRow), `readAt` being one reading of the database clock. */
   const record = (readAt: SQL) => sql`fingerprint, operation, state, outcome, result,
     ${epochMs(sql`lease_expires_at`)} as lease_expires_ms,
     ${epochMs(sql`expires_at`)} as expires_ms,

@@ -1,0 +1,26 @@
+/**
+ * mutation-guard/store: for authors of a store (another database, or a wrapper around one in
+ * tests). The seam the guard calls (`IdempotencyStore`), the types it speaks in, the error a
+ * store throws when its claim was taken over, and the helpers the guard derives keys and
+ * fingerprints with, so that a store can read the records the guard writes. Apps need none
+ * of it: `createGuard({ store: sqliteStore(db) })` with `mutation-guard/sqlite` or
+ * `mutation-guard/postgres`.
+ */
+export { canonicalize } from '../core/fingerprint.js';
+export { hashKey } from '../core/hash.js';
+export type { ResolvedGuardOptions } from '../core/options.js';
+export { GUARD_DEFAULTS } from '../core/options.js';
+export type {
+  ClaimRequest,
+  ClaimResult,
+  CompletionRecord,
+  Fence,
+  IdempotencyStore,
+  PurgeOptions,
+  RecordKey,
+  RecordOutcome,
+  RecordState,
+  StoredRecord,
+  StoreExtras,
+} from '../store.js';
+export { LeaseLostError } from '../store.js';
