@@ -18,9 +18,23 @@
  *   INSERT of the complete record, COMMIT (the design docs/benchmarks.md discusses);
  * - the replays of the shipped design: the claim function, and a plain primary-key SELECT.
  *
+ * SQLite, the same way with raw better-sqlite3 on a WAL file (as the store configures it),
+ * against the unguarded insert through Drizzle (the denominator of the SQLite goals):
+ * - `two commits, as shipped`: the claim committed on its own, then BEGIN IMMEDIATE, the
+ *   fence check, the insert, the completion, COMMIT;
+ * - `one transaction, claim inside`: BEGIN IMMEDIATE, the claim INSERT, the insert, the
+ *   completion, COMMIT (possible on SQLite, whose writes are serialised anyway);
+ * - `one transaction, record written last`: BEGIN IMMEDIATE, a look-up, the insert, one
+ *   INSERT of the complete record, COMMIT: the least any design that stores the result with
+ *   the business write can do.
+ *
  * Writes nothing; prints a table. Needs the Postgres of BENCH_DATABASE_URL.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
+import { migrateSqlite, openSqlite, sqliteStore } from '../src/sqlite/index.js';
 import { benchTables, createTables, dropTables, nodePgDb, postgresBenchDb } from './db/postgres.js';
 import { freshKey } from './keys.js';
 import { measureGroup, type TimedCase } from './measure.js';
@@ -159,19 +173,112 @@ cases.push(
   },
 );
 
-try {
+/** Runs a group and prints it against its first case. */
+async function report(title: string, group: TimedCase[]): Promise<void> {
   const stats = await measureGroup(
-    cases,
+    group,
     quick ? { rounds: 3, batchMs: 20, warmup: 10 } : { rounds: 20, batchMs: 40, warmup: 50 },
   );
-  const base = stats.get(cases[0]!.id)!.median;
-  console.log(`\n${'design'.padEnd(44)}${'median'.padStart(10)}${'p99'.padStart(10)}   × baseline`);
+  const base = stats.get(group[0]!.id)!.median;
+  console.log(`\n${title.padEnd(44)}${'median'.padStart(10)}${'p99'.padStart(10)}   × baseline`);
   for (const [id, s] of stats) {
     console.log(
       `${id.padEnd(44)}${`${s.median.toFixed(0)} µs`.padStart(10)}${`${s.p99.toFixed(0)} µs`.padStart(10)}   ${(s.median / base).toFixed(2)}×`,
     );
   }
+}
+
+/** The SQLite designs on a WAL file of their own. */
+function sqliteDesigns(): { cases: TimedCase[]; close: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'mutation-guard-designs-'));
+  const lite = openSqlite(join(dir, 'designs.db'));
+  migrateSqlite(lite);
+  // WAL and synchronous = NORMAL, as the store configures its connection.
+  sqliteStore(lite);
+  const c = lite.$client;
+  c.exec('create table payments (id integer primary key, amount integer not null, note text)');
+  const pay = c.prepare("insert into payments (amount, note) values (?, 'bench')");
+  const claim = c.prepare(
+    `insert into idempotency_records (scope, key, fingerprint, operation, state, token,
+      lease_expires_at, expires_at, created_at)
+     values ('bench', ?, 'f', 'pay', 'in_flight', 'tok', ?, ?, ?) on conflict (scope, key) do nothing`,
+  );
+  const holds = c.prepare(
+    "select 1 from idempotency_records where scope = 'bench' and key = ? and token = 'tok' and state = 'in_flight'",
+  );
+  const complete = c.prepare(
+    `update idempotency_records set state = 'complete', outcome = 'committed', result = '{"id":1}',
+       completed_at = ?, expires_at = ?, lease_expires_at = null
+     where scope = 'bench' and key = ? and token = 'tok' and state = 'in_flight'`,
+  );
+  const look = c.prepare(
+    "select state, result from idempotency_records where scope = 'bench' and key = ?",
+  );
+  const record = c.prepare(
+    `insert into idempotency_records (scope, key, fingerprint, operation, state, token, outcome,
+      result, expires_at, created_at, completed_at)
+     values ('bench', ?, 'f', 'pay', 'complete', 'tok', 'committed', '{"id":1}', ?, ?, ?)`,
+  );
+  const begin = c.prepare('begin immediate');
+  const commit = c.prepare('commit');
+  const drizzlePayments = sql`insert into payments (amount, note) values (42, 'bench')`;
+  const day = 86_400_000;
+  const cases: TimedCase[] = [
+    { id: 'baseline: insert through Drizzle', run: async () => lite.run(drizzlePayments) },
+    { id: 'baseline: insert, raw', run: async () => pay.run(42) },
+    {
+      id: 'two commits, as shipped',
+      run: async () => {
+        const key = freshKey('lite');
+        const now = Date.now();
+        claim.run(key, now + 30_000, now + day, now);
+        begin.run();
+        holds.get(key);
+        pay.run(42);
+        complete.run(now, now + day, key);
+        commit.run();
+      },
+    },
+    {
+      id: 'one transaction, claim inside',
+      run: async () => {
+        const key = freshKey('lite1');
+        const now = Date.now();
+        begin.run();
+        claim.run(key, now + 30_000, now + day, now);
+        pay.run(42);
+        complete.run(now, now + day, key);
+        commit.run();
+      },
+    },
+    {
+      id: 'one transaction, record written last',
+      run: async () => {
+        const key = freshKey('lite2');
+        const now = Date.now();
+        begin.run();
+        look.get(key);
+        pay.run(42);
+        record.run(key, now + day, now, now);
+        commit.run();
+      },
+    },
+  ];
+  return {
+    cases,
+    close: () => {
+      c.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const lite = sqliteDesigns();
+try {
+  await report('Postgres design', cases);
+  await report('SQLite design', lite.cases);
 } finally {
+  lite.close();
   // A fresh client: a failed case may have left its own in an aborted transaction.
   await pool.query(`drop function if exists "${probe}"`).catch(() => {});
   await bench.close();
