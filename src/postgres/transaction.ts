@@ -20,9 +20,19 @@
  *   the driver is abandoned: it never settles, so the driver sends no COMMIT or ROLLBACK on
  *   the dead connection (the server rolled back when the connection died; the pending
  *   callback is garbage once nothing refers to it). The caller gets the driver's error.
+ * - once a statement saw the connection go, on postgres.js nothing is handed back to the
+ *   driver until it has ended the transaction itself (bounded: `CLOSE_WAIT_MS`). A reset
+ *   (ECONNRESET) reaches the statement from the socket's 'error' event, and postgres.js
+ *   ends the transaction only on its 'close' event, which Node emits later in the same
+ *   event-loop turn, after setImmediate callbacks. Were the work's error handed back in
+ *   between, postgres.js would write its ROLLBACK there; postgres.js 3.4.9 buffers such a
+ *   write behind a setImmediate that the close cancels without resetting, and never
+ *   writes on that connection again: every later query that gets it, its reconnect's
+ *   startup included, waits for `connect_timeout` (30 s) and fails, long after the
+ *   database is back (S15). Upstream: porsager/postgres#1215 (its review describes this case).
  */
 import { IdempotencyError } from '../core/errors.js';
-import type { AnyPgDatabase } from './db.js';
+import { type AnyPgDatabase, driverOf } from './db.js';
 
 /** Starts a driver transaction and runs `callback` in it (`db.transaction`, or a savepoint). */
 export type Begin = <T>(callback: (tx: AnyPgDatabase) => Promise<T>) => Promise<T>;
@@ -30,16 +40,30 @@ export type Begin = <T>(callback: (tx: AnyPgDatabase) => Promise<T>) => Promise<
 interface Life {
   /** The driver settled its transaction before we handed the work's outcome back. */
   driverEnded?: { error: unknown };
+  /** Resolves when `driverEnded` is set. */
+  ended: Promise<void>;
   /** A statement failed because the connection went away. */
   connectionLost?: unknown;
 }
+
+/**
+ * How long, after a statement saw the connection go, to wait for postgres.js to end the
+ * transaction before handing back anyway. Its close comes within the same event-loop turn;
+ * the bound only keeps a driver that never closes from holding the outcome forever.
+ */
+const CLOSE_WAIT_MS = 1000;
 
 export function runTransaction<T>(
   begin: Begin,
   work: (tx: AnyPgDatabase) => Promise<T>,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const life: Life = {};
+    let driverHasEnded!: () => void;
+    const life: Life = { ended: new Promise((done) => (driverHasEnded = done)) };
+    const endEarly = (error: unknown) => {
+      life.driverEnded = { error };
+      driverHasEnded();
+    };
     let started = false;
     let handedBack = false;
 
@@ -52,9 +76,7 @@ export function runTransaction<T>(
       } catch (error) {
         outcome = { error };
       }
-      // A failure may be the connection going; let its close reach the driver's promise
-      // (postgres.js rejects `begin` from the socket's close handler) before we decide.
-      if ('error' in outcome && !life.driverEnded) await nextMacrotask();
+      if (!life.driverEnded) await letTheDriverCatchUp(tx, life, outcome);
       if (life.driverEnded) {
         reject(life.driverEnded.error);
         return abandoned<T>();
@@ -69,14 +91,35 @@ export function runTransaction<T>(
     driver.then(
       (value) => {
         if (handedBack) resolve(value);
-        else life.driverEnded = { error: new Error('The driver ended the transaction early.') };
+        else endEarly(new Error('The driver ended the transaction early.'));
       },
       (error: unknown) => {
         if (handedBack || !started) reject(error);
-        else life.driverEnded = { error };
+        else endEarly(error);
       },
     );
   });
+}
+
+/**
+ * Before the outcome goes back to the driver: a failure may be the connection going, so let
+ * its close reach the driver's promise (postgres.js rejects `begin` from the socket's close
+ * handler) before we decide. One macrotask is enough when the close came first (postgres.js
+ * then fails the statement from the same handler). After a reset the statement fails first,
+ * from the socket's 'error' event, and the close follows only after this turn's setImmediate
+ * callbacks: on postgres.js, wait for the driver itself (see the top of this file).
+ * node-postgres never ends a transaction before its callback settles, and PGlite has no
+ * connection to lose: waiting for them would only delay the answer.
+ */
+async function letTheDriverCatchUp(
+  tx: AnyPgDatabase,
+  life: Life,
+  outcome: { value: unknown } | { error: unknown },
+): Promise<void> {
+  const lost =
+    life.connectionLost !== undefined || ('error' in outcome && isConnectionLoss(outcome.error));
+  if (lost && driverOf(tx) === 'postgres.js') await settledWithin(life.ended, CLOSE_WAIT_MS);
+  else if ('error' in outcome) await nextMacrotask();
 }
 
 /**
@@ -124,8 +167,10 @@ function fenceHandle(tx: AnyPgDatabase, life: Life): void {
 
 /**
  * Errors that mean the connection is gone: postgres.js's own codes, SQLSTATE class 08
- * (connection exception), 57P01-57P03 (terminated by an operator, crash, shutdown) and 25P03
- * (idle_in_transaction_session_timeout). Drizzle wraps the driver's error as `cause`.
+ * (connection exception), 57P01-57P03 (terminated by an operator, crash, shutdown), 25P03
+ * (idle_in_transaction_session_timeout), and the socket's own errors, which postgres.js
+ * passes on as they are (a reset, a broken pipe, a keepalive timeout, an unreachable
+ * network). Drizzle wraps the driver's error as `cause`.
  */
 export function isConnectionLoss(error: unknown): boolean {
   for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
@@ -135,7 +180,8 @@ export function isConnectionLoss(error: unknown): boolean {
   }
   return false;
 }
-const CONNECTION_LOSS = /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|08...|57P0[123]|25P03)$/;
+const CONNECTION_LOSS =
+  /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|08...|57P0[123]|25P03|E(CONNRESET|PIPE|TIMEDOUT|CONNABORTED|NETUNREACH|HOSTUNREACH|NETDOWN|HOSTDOWN))$/;
 
 function transactionEnded(cause: unknown): IdempotencyError {
   return new IdempotencyError(
@@ -147,6 +193,16 @@ function transactionEnded(cause: unknown): IdempotencyError {
 
 function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Resolves when `done` does, or after `ms` at the latest. */
+async function settledWithin(done: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A promise that never settles: the driver's callback, given up with its transaction. */

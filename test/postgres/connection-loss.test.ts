@@ -1,6 +1,7 @@
 /**
  * A connection lost under a running guarded transaction (SPEC S8, S11, S15, S24), on both
- * multi-connection drivers: the link cut mid-transaction (a TCP proxy), the backend
+ * multi-connection drivers, each also on sessions defaulting to SERIALIZABLE (PGlite has no
+ * connection to lose): the link cut mid-transaction (a TCP proxy), the backend
  * terminated by an operator (`pg_terminate_backend`), and the server's own
  * `idle_in_transaction_session_timeout`. Whatever the driver does with its transaction, the
  * mutation must answer 503 only once its work is over, the key must stay held until then
@@ -26,16 +27,25 @@ import { type FaultProxy, startFaultProxy } from '../support/tcp-proxy.js';
 const pg = await postgresAvailability();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const drivers: { name: string; open: (url?: string) => TestDb<AnyPgDatabase> }[] = [
-  { name: 'node-postgres', open: (url) => createNodePgDb(url ? { url } : {}) },
-  { name: 'postgres.js', open: (url) => createPostgresJsDb(url ? { url } : {}) },
+const serializable = { defaultIsolation: 'serializable' } as const;
+const drivers: { name: string; open: (url: string) => TestDb<AnyPgDatabase> }[] = [
+  { name: 'node-postgres', open: (url) => createNodePgDb({ url }) },
+  { name: 'postgres.js', open: (url) => createPostgresJsDb({ url }) },
+  {
+    name: 'node-postgres, default serializable',
+    open: (url) => createNodePgDb({ url, ...serializable }),
+  },
+  {
+    name: 'postgres.js, default serializable',
+    open: (url) => createPostgresJsDb({ url, ...serializable }),
+  },
 ];
 
 /** How each fault takes the connection of the running transaction away. */
 type Fault = (context: { pid: number; proxy: FaultProxy; tx: AnyPgDatabase }) => Promise<void>;
 const faults: { name: string; fault: Fault }[] = [
   {
-    name: 'the link is cut (TCP reset)',
+    name: 'the link is cut (the proxy closes it: a FIN)',
     fault: async ({ proxy }) => proxy.cutAll(),
   },
   {

@@ -2,7 +2,8 @@
  * Outage (SPEC S8, S11, S15): the app reaches Postgres through a TCP proxy that
  * cuts every connection in the middle of load, then refuses connections for a while, then
  * lets them through again. Clients behave like real ones: each retries its payment with the
- * same key until it gets a 200.
+ * same key until it gets a 200. On each driver, and each again on sessions defaulting to
+ * SERIALIZABLE (S24). PGlite has no link to cut.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailability, TEST_DATABASE_URL, uniqueTableName } from '../support/postgres.js';
@@ -12,7 +13,8 @@ import {
   dropPostgresTables,
   migratePostgresTables,
   openBackend,
-  POSTGRES_DRIVERS,
+  SERVER_TARGETS,
+  targetConfig,
 } from './support/backend.js';
 import { type Answer, payTrpc } from './support/client.js';
 import { type Served, serveApp } from './support/serve.js';
@@ -22,9 +24,9 @@ const CLIENTS = 30;
 const PAYMENTS_PER_CLIENT = 8;
 
 // S24: on each driver (postgres.js rejects a transaction the moment its connection closes).
-for (const driver of POSTGRES_DRIVERS)
+for (const target of SERVER_TARGETS)
   describe.skipIf(!pg.realPostgres)(
-    `outage through a fault proxy, ${driver} ${pg.skipReason ?? ''}`,
+    `outage through a fault proxy, ${target.name} ${pg.skipReason ?? ''}`,
     () => {
       const table = uniqueTableName('rel_outage');
       let proxy: FaultProxy;
@@ -33,13 +35,13 @@ for (const driver of POSTGRES_DRIVERS)
       let app: Served;
       beforeAll(async () => {
         await migratePostgresTables(TEST_DATABASE_URL, table);
-        const target = new URL(TEST_DATABASE_URL);
-        proxy = await startFaultProxy({ host: target.hostname, port: Number(target.port || 5432) });
+        const server = new URL(TEST_DATABASE_URL);
+        proxy = await startFaultProxy({ host: server.hostname, port: Number(server.port || 5432) });
         const viaProxy = new URL(TEST_DATABASE_URL);
         viaProxy.port = String(proxy.port);
         backend = await openBackend({
           kind: 'postgres',
-          driver,
+          ...targetConfig(target),
           location: viaProxy.href,
           table,
           poolSize: 8,
@@ -106,7 +108,7 @@ for (const driver of POSTGRES_DRIVERS)
         expect(log.filter((entry) => entry.sentDown).length).toBeGreaterThan(0);
         // node-postgres fails a call at once when it cannot connect; postgres.js holds it until
         // a reconnect succeeds, so its calls sent while down are answered after recovery.
-        if (driver === 'node-postgres') expect(during.length).toBeGreaterThan(0);
+        if (target.driver === 'node-postgres') expect(during.length).toBeGreaterThan(0);
         // S15: while the database is away, every guarded mutation fails closed.
         expect(during.filter((entry) => entry.answer.status !== 503)).toEqual([]);
         expect(

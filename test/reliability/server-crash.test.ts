@@ -1,8 +1,10 @@
 /**
  * The Postgres server itself crashes under guarded load (SPEC S7, S8, S11, S24), on a private
- * cluster (test/support/private-cluster.ts), once per driver: `pg_ctl stop -m immediate`
- * while payments run, then a restart. This is what the claim's asynchronous commit relies
- * on (src/postgres/statements.ts): a crash may lose a claim, never a committed payment, and a
+ * cluster (test/support/private-cluster.ts), once per driver and once more per driver on
+ * sessions defaulting to SERIALIZABLE: `pg_ctl stop -m immediate` while payments run, then a
+ * restart. PGlite is not here: it has no server to crash (its database is this process).
+ * This is what the claim's asynchronous commit relies on (src/postgres/statements.ts): a
+ * crash may lose a claim, never a committed payment, and a
  * payment never commits without its claim.
  *
  * After the restart: no key was paid twice; every payment answered 200 before the crash is
@@ -28,23 +30,32 @@ const LEASE_MS = 2000;
 const CLIENTS = 16;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+type DefaultIsolation = 'serializable' | undefined;
+const openNodePg = (url: string, defaultIsolation: DefaultIsolation) =>
+  createNodePgDb({ url, max: 8, ...(defaultIsolation ? { defaultIsolation } : {}) });
+const openPostgresJs = (url: string, defaultIsolation: DefaultIsolation) => {
+  // Reconnect promptly once the server is back (postgres.js backs off up to 20 s by
+  // default), and no array-type query on connect: a connection cut during it is an
+  // unhandled rejection in postgres.js 3.4.9 (porsager/postgres#1192).
+  const client = postgres(url, {
+    max: 8,
+    backoff: () => 0.1,
+    fetch_types: false,
+    onnotice: () => {},
+    ...(defaultIsolation
+      ? { connection: { default_transaction_isolation: defaultIsolation } }
+      : {}),
+  });
+  return { db: drizzlePostgresJs({ client }), close: () => client.end({ timeout: 5 }) };
+};
 const drivers: { name: string; open(url: string): TestDb<AnyPgDatabase> }[] = [
-  { name: 'node-postgres', open: (url) => createNodePgDb({ url, max: 8 }) },
+  { name: 'node-postgres', open: (url) => openNodePg(url, undefined) },
+  { name: 'postgres.js', open: (url) => openPostgresJs(url, undefined) },
   {
-    name: 'postgres.js',
-    open: (url) => {
-      // Reconnect promptly once the server is back (postgres.js backs off up to 20 s by
-      // default), and no array-type query on connect: a connection cut during it is an
-      // unhandled rejection in postgres.js 3.4.9 (porsager/postgres#1192).
-      const client = postgres(url, {
-        max: 8,
-        backoff: () => 0.1,
-        fetch_types: false,
-        onnotice: () => {},
-      });
-      return { db: drizzlePostgresJs({ client }), close: () => client.end({ timeout: 5 }) };
-    },
+    name: 'node-postgres, default serializable',
+    open: (url) => openNodePg(url, 'serializable'),
   },
+  { name: 'postgres.js, default serializable', open: (url) => openPostgresJs(url, 'serializable') },
 ];
 
 interface Answer {

@@ -4,7 +4,9 @@
  * fenced transaction then refuses to run), and inside its transaction (the claim is held:
  * row lock on Postgres, the connection lock on SQLite, so the retry cannot take over).
  * Either way exactly one payment commits. SQLite runs on a file with a hand-driven clock;
- * Postgres on the real server's clock with a short lease.
+ * Postgres on the database's clock with a short lease: the real server through each driver
+ * (also on sessions defaulting to SERIALIZABLE, S24), and PGlite (one connection in this
+ * process: its retry of a key whose transaction runs is answered 409 from memory).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGuard, IdempotencyError } from '../../src/index.js';
@@ -12,9 +14,11 @@ import { postgresAvailability, TEST_DATABASE_URL, uniqueTableName } from '../sup
 import {
   type Backend,
   dropPostgresTables,
+  IN_PROCESS_STORES,
   migratePostgresTables,
+  needsServer,
   openBackend,
-  type StoreKind,
+  targetConfig,
   tempSqliteFile,
 } from './support/backend.js';
 import { instrument } from './support/instrument.js';
@@ -22,30 +26,33 @@ import { instrument } from './support/instrument.js';
 const pg = await postgresAvailability();
 const LEASE = 300;
 
-for (const kind of ['sqlite', 'postgres'] as StoreKind[]) {
-  const skip = kind === 'postgres' && !pg.realPostgres;
-  describe.skipIf(skip)(`takeover on ${kind} ${skip ? pg.skipReason : ''}`, () => {
+for (const store of IN_PROCESS_STORES) {
+  const { name, postgres } = store;
+  const onServer = needsServer(store);
+  const skip = onServer && !pg.realPostgres;
+  describe.skipIf(skip)(`takeover on ${name} ${skip ? pg.skipReason : ''}`, () => {
     const clock = { time: 1_700_000_000_000 };
     let backend: Backend;
     let table: string;
     /** Makes the lease run out: the clock jumps on SQLite, real time passes on Postgres. */
     const expireLease = async () => {
-      if (kind === 'sqlite') clock.time += 2 * LEASE;
+      if (!postgres) clock.time += 2 * LEASE;
       else await sleep(LEASE + 150);
     };
     beforeEach(async () => {
       table = uniqueTableName('rel_takeover');
-      if (kind === 'postgres') await migratePostgresTables(TEST_DATABASE_URL, table);
+      if (onServer) await migratePostgresTables(TEST_DATABASE_URL, table);
       backend = await openBackend({
-        kind,
+        kind: postgres ? 'postgres' : 'sqlite',
         table,
-        location: kind === 'sqlite' ? tempSqliteFile() : TEST_DATABASE_URL,
+        location: postgres ? TEST_DATABASE_URL : tempSqliteFile(),
         now: () => clock.time,
+        ...(postgres ? targetConfig(postgres) : {}),
       });
     });
     afterEach(async () => {
       await backend.close();
-      if (kind === 'postgres') await dropPostgresTables(TEST_DATABASE_URL, table);
+      if (onServer) await dropPostgresTables(TEST_DATABASE_URL, table);
     });
 
     const payment = (label: string) => ({
@@ -115,8 +122,10 @@ for (const kind of ['sqlite', 'postgres'] as StoreKind[]) {
       });
       await inWork.promise;
       await expireLease();
-      // Both answer 409 at once (S10): on Postgres the takeover skips the locked row; on
-      // SQLite the claim is held by its open transaction, whatever its lease says.
+      // All answer 409 at once (S10): on the Postgres server the takeover skips the locked
+      // row; on PGlite the store knows the key's transaction runs (its one connection is
+      // busy with it); on SQLite the claim is held by its open transaction, whatever its
+      // lease says.
       const early = await guard.run(payment('retry')).then(
         (result) => result,
         (e: unknown) => e,

@@ -78,6 +78,12 @@ export interface TestDbOptions {
    * store copes with a stricter default (SPEC S24).
    */
   defaultIsolation?: 'serializable' | 'repeatable read';
+  /**
+   * Seconds to wait for a connection before failing (the drivers' defaults: none for
+   * node-postgres, 30 for postgres.js). Fault tests set it so that a connection that can
+   * never come back fails within the test instead of outlasting it.
+   */
+  connectTimeout?: number;
 }
 
 /** node-postgres Pool. */
@@ -85,6 +91,7 @@ export function createNodePgDb(options: TestDbOptions = {}) {
   const pool = new pg.Pool({
     connectionString: options.url ?? TEST_DATABASE_URL,
     max: options.max ?? 10,
+    ...(options.connectTimeout ? { connectionTimeoutMillis: options.connectTimeout * 1000 } : {}),
     ...(options.defaultIsolation
       ? {
           options: `-c default_transaction_isolation=${options.defaultIsolation.replace(' ', '\\ ')}`,
@@ -101,6 +108,7 @@ export function createNodePgDb(options: TestDbOptions = {}) {
 export function createPostgresJsDb(options: TestDbOptions = {}) {
   const client = postgres(options.url ?? TEST_DATABASE_URL, {
     max: options.max ?? 10,
+    ...(options.connectTimeout ? { connect_timeout: options.connectTimeout } : {}),
     ...(options.defaultIsolation
       ? { connection: { default_transaction_isolation: options.defaultIsolation } }
       : {}),

@@ -11,8 +11,13 @@ export interface FaultProxy {
   readonly port: number;
   /** Open pairs right now. */
   readonly connections: number;
-  /** Destroys every open connection (clients see a reset mid-query). */
+  /** Closes every open connection (clients see the link end mid-query: a FIN). */
   cutAll(): void;
+  /**
+   * Resets every open connection (clients see ECONNRESET: an RST, as when a server dies
+   * with unread data in its socket or a middlebox drops the link).
+   */
+  resetAll(): void;
   /** While down, new connections are accepted and closed at once, and open ones are cut. */
   setDown(down: boolean): void;
   close(): Promise<void>;
@@ -20,6 +25,8 @@ export interface FaultProxy {
 
 export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
   const open = new Set<Socket>();
+  /** The client side of each pair, to reset. */
+  const clients = new Set<Socket>();
   let down = false;
   const server: Server = createServer((client) => {
     if (down) {
@@ -29,9 +36,11 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     const upstream = connect(target.port, target.host);
     open.add(client);
     open.add(upstream);
+    clients.add(client);
     const drop = () => {
       open.delete(client);
       open.delete(upstream);
+      clients.delete(client);
       client.destroy();
       upstream.destroy();
     };
@@ -54,6 +63,9 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       return open.size / 2;
     },
     cutAll,
+    resetAll() {
+      for (const client of [...clients]) client.resetAndDestroy();
+    },
     setDown(value) {
       down = value;
       if (down) cutAll();

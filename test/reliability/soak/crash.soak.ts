@@ -1,12 +1,14 @@
 /**
  * Crash soak: 120 crash trials, each a fresh process SIGKILLed at a random fault
- * point, alternating SQLite file and Postgres, over tRPC or GraphQL picked at random, four
+ * point, taking turns between an SQLite file and Postgres through each driver (each also on
+ * sessions defaulting to SERIALIZABLE, S24), over tRPC or GraphQL picked at random, four
  * trials at a time. Bounded: no new trial starts after 4 minutes, and at least 100 must
- * have run.
+ * have run. PGlite is not here: its database lives in one process, so no healthy process
+ * could take the retry of a killed one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailability } from '../../support/postgres.js';
-import type { StoreKind } from '../support/backend.js';
+import { SERVER_TARGETS, type ServerTarget, type StoreKind } from '../support/backend.js';
 import {
   type CrashSite,
   closeCrashSite,
@@ -19,36 +21,48 @@ import { mulberry32 } from '../support/storm.js';
 import { record, soakSeed } from './figures.js';
 
 const pg = await postgresAvailability();
-const KINDS: StoreKind[] = pg.realPostgres ? ['sqlite', 'postgres'] : ['sqlite'];
+/** Where the trials take turns: SQLite, and Postgres through each server target. */
+const SITES: { name: string; kind: StoreKind; postgres?: ServerTarget }[] = [
+  { name: 'sqlite', kind: 'sqlite' },
+  ...(pg.realPostgres
+    ? SERVER_TARGETS.map((postgres) => ({
+        name: `postgres (${postgres.name})`,
+        kind: 'postgres' as const,
+        postgres,
+      }))
+    : []),
+];
 const TRIALS = 120;
 const PARALLEL = 4;
 const LEASE_MS = 2500;
 const DEADLINE_MS = 240_000;
 
 describe('soak: crash trials at random fault points', () => {
-  const sites = new Map<StoreKind, CrashSite>();
+  const sites = new Map<string, CrashSite>();
   beforeAll(async () => {
-    for (const kind of KINDS) sites.set(kind, await openCrashSite(kind, 'soak_crash'));
+    for (const { name, kind, postgres } of SITES) {
+      sites.set(name, await openCrashSite(kind, 'soak_crash', postgres));
+    }
   });
   afterAll(async () => {
     for (const site of sites.values()) await closeCrashSite(site);
   });
 
-  it(`S7-S11: ${TRIALS} SIGKILLs at random points: 409 before the lease, one run after, one payment per key, identical replays`, async () => {
+  it(`S7-S11/S24: ${TRIALS} SIGKILLs at random points: 409 before the lease, one run after, one payment per key, identical replays`, async () => {
     const random = mulberry32(soakSeed('crash'));
     const plan = Array.from({ length: TRIALS }, (_, i) => ({
-      kind: KINDS[i % KINDS.length]!,
+      site: SITES[i % SITES.length]!.name,
       point: FAULT_POINTS[Math.floor(random() * FAULT_POINTS.length)]!,
       surface: SURFACES[Math.floor(random() * SURFACES.length)]!,
     }));
-    const outcomes: (CrashOutcome & { kind: StoreKind })[] = [];
+    const outcomes: (CrashOutcome & { site: string })[] = [];
     const started = Date.now();
     let next = 0;
     await Promise.all(
       Array.from({ length: PARALLEL }, async () => {
         for (let i = next++; i < plan.length && Date.now() - started < DEADLINE_MS; i = next++) {
-          const { kind, point, surface } = plan[i]!;
-          const site = sites.get(kind)!;
+          const { site: name, point, surface } = plan[i]!;
+          const site = sites.get(name)!;
           const outcome = await crashTrial({
             surface,
             server: serverEnvOf(site),
@@ -57,7 +71,7 @@ describe('soak: crash trials at random fault points', () => {
             point,
             leaseMs: LEASE_MS,
           });
-          outcomes.push({ ...outcome, kind });
+          outcomes.push({ ...outcome, site: name });
         }
       }),
     );
@@ -68,9 +82,9 @@ describe('soak: crash trials at random fault points', () => {
       trials: outcomes.length,
       durationS: Math.round((Date.now() - started) / 1000),
     };
-    for (const kind of KINDS) {
+    for (const { name } of SITES) {
       for (const point of FAULT_POINTS) {
-        figures[`${kind}/${point}`] = count((o) => o.kind === kind && o.point === point);
+        figures[`${name}/${point}`] = count((o) => o.site === name && o.point === point);
       }
     }
     for (const surface of SURFACES) figures[surface] = count((o) => o.surface === surface);

@@ -1,7 +1,9 @@
 /**
- * The Postgres half of backend.ts: a node-postgres pool or a postgres.js client, the store,
- * the payments table.
+ * The Postgres half of backend.ts: a node-postgres pool, a postgres.js client or a PGlite
+ * database (each optionally on sessions defaulting to SERIALIZABLE), the store, the payments
+ * table.
  */
+import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
@@ -10,12 +12,27 @@ import postgres from 'postgres';
 import type { IdempotencyStore } from '../../../src/index.js';
 import { rowsOf } from '../../../src/postgres/db.js';
 import { type AnyPgDatabase, migratePostgres, postgresStore } from '../../../src/postgres/index.js';
-import type { Backend, BackendConfig, PaymentRow } from './backend.js';
+import { dropRecordsTable } from '../../support/postgres.js';
+import type { Backend, BackendConfig, DefaultIsolation, PaymentRow } from './backend.js';
 
-function connect(config: BackendConfig): { db: AnyPgDatabase; close(): Promise<void> } {
+async function connect(
+  config: BackendConfig,
+): Promise<{ db: AnyPgDatabase; close(): Promise<void> }> {
+  const isolation = config.defaultIsolation;
+  if (config.driver === 'pglite') {
+    const client = await pgliteOf(isolation ?? 'server default');
+    // Loaded only here: the server processes never use it.
+    const { drizzle: drizzlePglite } = await import('drizzle-orm/pglite');
+    const db = drizzlePglite({ client });
+    // No other process can reach its database, so the backend creates its own tables.
+    await createTables(db, config.table);
+    // The instance outlives the backend (see `pgliteOf`); its tables are this backend's own.
+    return { db, close: async () => {} };
+  }
   if (config.driver === 'postgres.js') {
     const client = postgres(config.location, {
       max: config.poolSize ?? 10,
+      ...(isolation ? { connection: { default_transaction_isolation: isolation } } : {}),
       // Outage tests cut connections: a dead connect must fail fast (503), not hang.
       connect_timeout: 2,
       // postgres.js (3.4.9) drops the promise of its array-type query on each new
@@ -30,6 +47,7 @@ function connect(config: BackendConfig): { db: AnyPgDatabase; close(): Promise<v
     connectionString: config.location,
     max: config.poolSize ?? 10,
     connectionTimeoutMillis: 2000,
+    ...(isolation ? { options: `-c default_transaction_isolation=${isolation}` } : {}),
   });
   // An idle client's error (a cut connection) must not crash the process.
   pool.on('error', () => {});
@@ -38,8 +56,30 @@ function connect(config: BackendConfig): { db: AnyPgDatabase; close(): Promise<v
   return { db: drizzle({ client: pool }), close: () => pool.end() };
 }
 
+/**
+ * PGlite takes seconds to boot, so this process keeps one per default isolation, and each
+ * backend works on tables of its own in it (as the conformance suite shares one). It ends
+ * with the process.
+ */
+const pglites = new Map<string, Promise<PGlite>>();
+function pgliteOf(isolation: DefaultIsolation | 'server default'): Promise<PGlite> {
+  let instance = pglites.get(isolation);
+  if (!instance) {
+    instance = (async () => {
+      const { PGlite } = await import('@electric-sql/pglite');
+      const client = new PGlite();
+      if (isolation !== 'server default') {
+        await client.exec(`set default_transaction_isolation = '${isolation}'`);
+      }
+      return client;
+    })();
+    pglites.set(isolation, instance);
+  }
+  return instance;
+}
+
 export async function openPostgresBackend(config: BackendConfig): Promise<Backend> {
-  const { db, close } = connect(config);
+  const { db, close } = await connect(config);
   const { table } = config;
   const payments = sql.identifier(`${table}_payments`);
   return {
@@ -68,22 +108,24 @@ export async function openPostgresBackend(config: BackendConfig): Promise<Backen
 export async function migrateTables(url: string, table: string): Promise<void> {
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   try {
-    const db = drizzle({ client: pool });
-    await migratePostgres(db, { table });
-    await db.execute(
-      sql`create table if not exists ${sql.identifier(`${table}_payments`)} (id serial primary key, scope text not null, key text not null, amount integer not null)`,
-    );
+    await createTables(drizzle({ client: pool }), table);
   } finally {
     await pool.end();
   }
 }
 
+/** The records table and the payments table. */
+async function createTables(db: AnyPgDatabase, table: string): Promise<void> {
+  await migratePostgres(db, { table });
+  await db.execute(
+    sql`create table if not exists ${sql.identifier(`${table}_payments`)} (id serial primary key, scope text not null, key text not null, amount integer not null)`,
+  );
+}
+
 export async function dropTables(url: string, table: string): Promise<void> {
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   try {
-    for (const name of [table, `${table}_migrations`, `${table}_payments`]) {
-      await pool.query(`drop table if exists "${name}"`);
-    }
+    await dropRecordsTable(drizzle({ client: pool }), table, `${table}_payments`);
   } finally {
     await pool.end();
   }

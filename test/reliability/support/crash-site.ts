@@ -9,16 +9,17 @@ import {
   dropPostgresTables,
   migratePostgresTables,
   openBackend,
-  type PostgresDriver,
+  type ServerTarget,
   type StoreKind,
+  targetConfig,
   tempSqliteFile,
 } from './backend.js';
-import { type ServerProcess, startServer } from './process.js';
+import { type ServerProcess, serverTargetEnv, startServer } from './process.js';
 
 export interface CrashSite {
   kind: StoreKind;
-  /** Postgres only: the driver of both the healthy and the doomed processes. */
-  driver: PostgresDriver | undefined;
+  /** Postgres only: the driver and default isolation of the healthy and the doomed processes. */
+  target: ServerTarget | undefined;
   location: string;
   table: string;
   backend: Backend;
@@ -28,20 +29,25 @@ export interface CrashSite {
 export async function openCrashSite(
   kind: StoreKind,
   tablePrefix: string,
-  driver?: PostgresDriver,
+  target?: ServerTarget,
   location: string = kind === 'sqlite' ? tempSqliteFile() : TEST_DATABASE_URL,
 ): Promise<CrashSite> {
   const table = uniqueTableName(tablePrefix);
   if (kind === 'postgres') await migratePostgresTables(location, table);
-  const backend = await openBackend({ kind, location, table, ...(driver ? { driver } : {}) });
+  const backend = await openBackend({
+    kind,
+    location,
+    table,
+    ...(target ? targetConfig(target) : {}),
+  });
   const healthy = await startServer({
     STORE: kind,
     LOCATION: location,
     TABLE: table,
     GRAPHQL: 1,
-    ...(driver ? { PG_DRIVER: driver } : {}),
+    ...serverTargetEnv(target),
   });
-  return { kind, driver, location, table, backend, healthy };
+  return { kind, target, location, table, backend, healthy };
 }
 
 /** What a crash trial's doomed process needs to open the site's database. */
@@ -50,7 +56,7 @@ export function serverEnvOf(site: CrashSite) {
     STORE: site.kind,
     LOCATION: site.location,
     TABLE: site.table,
-    ...(site.driver ? { PG_DRIVER: site.driver } : {}),
+    ...serverTargetEnv(site.target),
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { ServerTarget } from './backend.js';
 import type { FaultPoint } from './instrument.js';
 
 const MAIN = fileURLToPath(new URL('./server-main.ts', import.meta.url));
@@ -21,6 +22,8 @@ export interface ServerEnv {
   POOL_SIZE?: number;
   /** The Postgres driver. @default 'node-postgres' */
   PG_DRIVER?: 'node-postgres' | 'postgres.js';
+  /** The Postgres sessions' default isolation. @default the server's */
+  PG_DEFAULT_ISOLATION?: 'serializable';
 }
 
 export interface ServerProcess {
@@ -32,6 +35,17 @@ export interface ServerProcess {
   kill(): Promise<void>;
   /** SIGTERM and wait. */
   stop(): Promise<void>;
+}
+
+/** A server process's settings for a Postgres target (none for SQLite). */
+export function serverTargetEnv(
+  target: ServerTarget | undefined,
+): Pick<ServerEnv, 'PG_DRIVER' | 'PG_DEFAULT_ISOLATION'> {
+  if (!target) return {};
+  return {
+    PG_DRIVER: target.driver,
+    ...(target.defaultIsolation ? { PG_DEFAULT_ISOLATION: target.defaultIsolation } : {}),
+  };
 }
 
 export async function startServer(env: ServerEnv): Promise<ServerProcess> {

@@ -3,7 +3,8 @@
  *
  *   STORE=sqlite|postgres LOCATION=<file or url> TABLE=<name> node --import tsx server-main.ts
  *
- * Optional: PG_DRIVER (node-postgres | postgres.js), LEASE_MS, DELAY_MS (time inside each transaction), GRAPHQL=1, FAULT_POINT (after-claim |
+ * Optional: PG_DRIVER (node-postgres | postgres.js), PG_DEFAULT_ISOLATION (serializable),
+ * LEASE_MS, DELAY_MS (time inside each transaction), GRAPHQL=1, FAULT_POINT (after-claim |
  * in-transaction | after-commit: print `FAULT <point> ...` and hang there until killed).
  * Prints `READY <port>` once it listens on 127.0.0.1 (port chosen by the OS).
  */
@@ -11,7 +12,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGuard } from '../../../src/index.js';
 import { paymentsApp } from './app.js';
-import { openBackend, type PostgresDriver, type StoreKind } from './backend.js';
+import {
+  type DefaultIsolation,
+  openBackend,
+  type PostgresDriver,
+  type StoreKind,
+} from './backend.js';
 import { FAULT_POINTS, type FaultPoint, hangAt, instrument } from './instrument.js';
 
 const env = process.env;
@@ -26,6 +32,9 @@ const backend = await openBackend({
   table: required('TABLE'),
   poolSize: Number(env.POOL_SIZE ?? 10),
   ...(env.PG_DRIVER ? { driver: env.PG_DRIVER as PostgresDriver } : {}),
+  ...(env.PG_DEFAULT_ISOLATION
+    ? { defaultIsolation: env.PG_DEFAULT_ISOLATION as DefaultIsolation }
+    : {}),
 });
 const store = fault
   ? instrument(
