@@ -14,7 +14,7 @@ import {
   jsonSerializer,
   rollback,
   type StoreExtras,
-} from '../src/index.js';
+} from '../../src/index.js';
 
 export interface ConformanceContext<Tx> {
   /** A migrated store on a table of its own. */
