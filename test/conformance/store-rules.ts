@@ -10,6 +10,7 @@ import {
   type Fence,
   LeaseLostError,
 } from '../../src/store.js';
+import { deferred } from '../support/deferred.js';
 import { type Conformance, PAST_LEASE, SHORT_LEASE, sleep } from './context.js';
 
 export function describeStoreRules<Tx>(ctx: Conformance<Tx>): void {
@@ -222,23 +223,17 @@ export function describeStoreRules<Tx>(ctx: Conformance<Tx>): void {
 
   it('S10/S11: while the original transaction is open its key is never taken over, even after its lease ran out; a claim answers at once', async () => {
     const fence = await claimed('k1', { leaseMs: SHORT_LEASE });
-    let finish!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    let started!: () => void;
-    const inside = new Promise<void>((resolve) => {
-      started = resolve;
-    });
+    const inside = deferred();
+    const gate = deferred();
     const original = ctx.store.transaction(fence, async (tx) => {
-      started();
-      await gate;
+      inside.resolve();
+      await gate.promise;
       await ctx.insertPayment(tx, 'first');
       return ctx.store.complete(fence, done('"first"'), tx);
     });
     try {
-      await inside;
-      // The lease runs out while the transaction (which cannot end before finish()) holds
+      await inside.promise;
+      // The lease runs out while the transaction (which cannot end before the gate opens) holds
       // the key, so a claim that resolves below did not wait for it.
       await sleep(PAST_LEASE);
       const retry = await Promise.race([
@@ -247,7 +242,7 @@ export function describeStoreRules<Tx>(ctx: Conformance<Tx>): void {
       ]);
       expect(retry).not.toBe('blocked');
       expect(retry).toMatchObject({ status: 'exists', record: { state: 'in_flight' } });
-      finish();
+      gate.resolve();
       expect(await original).toBe(true);
       expect(await ctx.countPayments()).toBe(1);
       expect(await ctx.store.claim(request('k1'))).toMatchObject({
@@ -256,7 +251,7 @@ export function describeStoreRules<Tx>(ctx: Conformance<Tx>): void {
       });
     } finally {
       // Let the original end even when an assertion failed, so teardown cannot hang.
-      finish();
+      gate.resolve();
       await original.catch(() => {});
     }
   });

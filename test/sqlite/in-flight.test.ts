@@ -9,9 +9,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IdempotencyError } from '../../src/core/errors.js';
 import { createGuard } from '../../src/core/guard.js';
 import { type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
+import { deferred } from '../support/deferred.js';
 import {
   businessIds,
-  deferred,
   insertBusiness,
   KINDS,
   openTestDatabase,
