@@ -92,6 +92,7 @@ export function describeConcurrencyRules<Tx>(ctx: Conformance<Tx>): void {
       Array.from({ length: 100 }, (_, i) =>
         guards[i % guards.length]!.run(
           call(`key-${i}`, async (tx) => {
+            await sleep(2); // the transaction stays open across awaits
             await ctx.insertPayment(tx, `p${i}`);
             return i;
           }),
@@ -101,6 +102,10 @@ export function describeConcurrencyRules<Tx>(ctx: Conformance<Tx>): void {
     expect(results.every((r) => !r.replayed)).toBe(true);
     expect(results.map((r) => r.value)).toEqual(Array.from({ length: 100 }, (_, i) => i));
     expect(await ctx.countPayments()).toBe(100);
+    const records = await Promise.all(
+      results.map((_, i) => ctx.store.read({ scope: 'acct_1', key: `key-${i}` })),
+    );
+    expect(records.every((record) => record?.state === 'complete')).toBe(true);
   });
 
   it.skipIf(Boolean(ctx.target.skipMultiConnection))(
