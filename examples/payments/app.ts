@@ -1,11 +1,12 @@
 /**
  * Puts the service together for one database: the guard, the payments service, both
- * surfaces and the HTTP routes. Generic in `Tx`, so it is written once for both dialects.
+ * surfaces and the HTTP routes. Generic in the dialect, so it is written once for both and
+ * takes whichever `openDatabase` opened.
  */
 import type { RequestListener } from 'node:http';
 import { createGuard, type Guard } from '../../src/index.js';
 import type { DemoConfig } from './config.js';
-import type { AppDatabase } from './database.js';
+import type { Dialect, OpenDatabase, Transactions } from './database.js';
 import { createGraphQLHandler } from './graphql.js';
 import { createRequestListener } from './http.js';
 import { paymentsService } from './payments-service.js';
@@ -17,8 +18,11 @@ export interface App<Tx> {
   guard: Guard<Tx>;
 }
 
-export function createApp<Tx>(db: AppDatabase<Tx>, config: DemoConfig): App<Tx> {
-  const guard = createGuard<Tx>({
+export function createApp<D extends Dialect>(
+  db: OpenDatabase<D>,
+  config: DemoConfig,
+): App<Transactions[D]> {
+  const guard = createGuard<Transactions[D]>({
     store: db.store,
     // Unset knobs fall back to the guard's defaults (30 s lease, 24 h retention).
     ...(config.leaseMs === undefined ? {} : { lease: config.leaseMs }),

@@ -30,10 +30,21 @@ export interface AppDatabase<Tx> {
   close(): Promise<void>;
 }
 
-/** The two dialects, told apart by `dialect` so that each keeps its own `Tx` type. */
-export type OpenDatabase =
-  | ({ dialect: 'sqlite' } & AppDatabase<SqliteDatabase>)
-  | ({ dialect: 'postgres' } & AppDatabase<PgTx>);
+/** The transaction handle each dialect's store gives the guarded work. */
+export interface Transactions {
+  sqlite: SqliteDatabase;
+  postgres: PgTx;
+}
+export type Dialect = keyof Transactions;
+
+/**
+ * The database of one dialect, told apart by `dialect`. Written as a map over the dialects,
+ * so that code generic in the dialect (createApp) sees a store and a payments repository of
+ * one and the same dialect, and TypeScript checks it once for both.
+ */
+export type OpenDatabase<D extends Dialect = Dialect> = {
+  [K in D]: { dialect: K } & AppDatabase<Transactions[K]>;
+}[D];
 
 export async function openDatabase(config: DemoConfig): Promise<OpenDatabase> {
   return config.databaseUrl ? openPostgres(config.databaseUrl) : openSqliteFile(config.sqlitePath);

@@ -17,8 +17,7 @@ import { maskPassword } from './redact.js';
 async function main(): Promise<void> {
   const config = readConfig();
   const db = await openDatabase(config);
-  // Narrowing on `dialect` lets each branch keep its own transaction type.
-  const app = db.dialect === 'sqlite' ? createApp(db, config) : createApp(db, config);
+  const app = createApp(db, config);
   const stopPurge = schedulePurge(app.guard);
 
   const server = createServer(app.listener);

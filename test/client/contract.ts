@@ -212,6 +212,46 @@ function contract(service: () => Service, pay: PayThrough): void {
   });
 }
 
+/** What a GraphQL client library answered: its error, if any, and the answer's extensions. */
+export interface LibraryAnswer {
+  error?: unknown;
+  extensions?: Record<string, unknown>;
+}
+
+/**
+ * S28 under a GraphQL client library's own retry (Apollo's RetryLink, urql's
+ * retryExchange) with our helper inside it at `attempts: 1`: the proxy drops the first two
+ * answers, the library retries, and every attempt must carry the first attempt's key.
+ * `pay` sends one payment through the library to `url` (the proxy) as `account`.
+ */
+export function libraryRetryKeepsTheKey(
+  title: string,
+  pay: (url: string, account: string, input: PaymentInput) => Promise<LibraryAnswer>,
+): void {
+  it(`S28: ${title}, every retry it makes sends the key of the first attempt`, async () => {
+    const service = await startService('sqlite');
+    try {
+      const intent = `library_retry_${randomBytes(3).toString('hex')}`;
+      const account = `acct_${intent}`;
+      const paying = { amount: 7, currency: 'EUR', customerId: `cus_${intent}` };
+      service.proxy.setFaults(() =>
+        exchangesOf(service, paying.customerId).length < 2
+          ? { kind: 'drop-response' }
+          : { kind: 'pass' },
+      );
+      const result = await pay(service.proxy.url, account, paying);
+      expect(result.error).toBeUndefined();
+      const log = exchangesOf(service, paying.customerId);
+      expect(log).toHaveLength(3);
+      expect(new Set(log.map(keyOf)).size).toBe(1);
+      expect(result.extensions?.idempotency).toMatchObject({ replayed: true });
+      expect(await listPayments(service.direct, account)).toHaveLength(1);
+    } finally {
+      await service.stop();
+    }
+  });
+}
+
 let counter = 0;
 /** A valid payment input whose customerId names the intent uniquely. */
 function input(name: string, amount = 1299): PaymentInput {

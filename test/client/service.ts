@@ -37,7 +37,7 @@ export async function startService(dialect: 'sqlite' | 'postgres'): Promise<Serv
     retentionMs: undefined,
   };
   const db = await openDatabase(config);
-  const app = db.dialect === 'sqlite' ? createApp(db, config) : createApp(db, config);
+  const app = createApp(db, config);
   const server = createServer(app.listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const direct = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -16,7 +16,6 @@ import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { createGuard, IdempotencyError } from '../../src/index.js';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
-import { describeStoreConformance } from '../store-conformance.js';
 import {
   createNodePgDbViaPgBouncer,
   createPostgresJsDbViaPgBouncer,
@@ -25,6 +24,7 @@ import {
 } from '../support/pgbouncer.js';
 import { dropRecordsTable, uniqueTableName } from '../support/postgres.js';
 import { conformanceTarget, type Driver } from './postgres-suite.js';
+import { describeStoreConformance } from './suite.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: any Drizzle Postgres database, whatever its driver.
 type AnyDb = PgDatabase<PgQueryResultHKT, any, any>;

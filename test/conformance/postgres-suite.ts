@@ -11,7 +11,6 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { afterAll, describe } from 'vitest';
 import type { IdempotencyStore, StoreExtras } from '../../src/index.js';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
-import { type ConformanceTarget, describeStoreConformance } from '../store-conformance.js';
 import {
   createNodePgDb,
   createPgliteDb,
@@ -20,6 +19,7 @@ import {
   postgresAvailability,
   uniqueTableName,
 } from '../support/postgres.js';
+import { type ConformanceTarget, describeStoreConformance } from './suite.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: any Drizzle Postgres database, whatever its driver.
 type AnyDb = PgDatabase<PgQueryResultHKT, any, any>;

@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
 import { type DatabaseKind, openTestDatabase } from '../sqlite/helpers.js';
-import { describeStoreConformance } from '../store-conformance.js';
+import { describeStoreConformance } from './suite.js';
 
 for (const kind of ['file', 'memory'] as DatabaseKind[]) {
   describeStoreConformance<SqliteDatabase>({

@@ -17,6 +17,9 @@ import {
   type IdempotencyStore,
 } from '../../src/index.js';
 
+/** A promise and its resolver, to hold resolvers in flight. */
+export { deferred } from '../support/deferred.js';
+
 export const typeDefs = /* GraphQL */ `
   ${idempotentDirectiveTypeDefs}
   type Payment {
@@ -188,13 +191,4 @@ export async function gql(yoga: Fetchable, request: GqlRequest): Promise<GqlResp
 /** The code of the first error, or undefined. */
 export function codeOf(response: GqlResponse): unknown {
   return response.body.errors?.[0]?.extensions?.code;
-}
-
-/** A promise and its resolver, to hold resolvers in flight. */
-export function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
 }

@@ -6,7 +6,7 @@
  * other connections at once. Statements are counted through Drizzle's logger.
  */
 import { PGlite } from '@electric-sql/pglite';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
@@ -21,6 +21,7 @@ import {
   postgresStore,
 } from '../../src/postgres/index.js';
 import type { IdempotencyStore, StoreExtras } from '../../src/store.js';
+import { deferred } from '../support/deferred.js';
 import {
   claimRequests,
   createNodePgDb,
@@ -96,6 +97,42 @@ function kinds(log: Logged[]): string[] {
 async function rows<Row>(db: AnyPgDatabase, query: ReturnType<typeof sql>): Promise<Row[]> {
   const result = await db.execute(query);
   return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Row[];
+}
+
+/**
+ * Runs `statement` in a transaction on `db` (another pool) and keeps that transaction open,
+ * its row locks held, until `end()`: another process caught in the middle of its claim.
+ */
+function holdOpen(db: AnyPgDatabase, statement: SQL) {
+  const ran = deferred();
+  const gate = deferred();
+  const ended = db.transaction(async (tx) => {
+    await tx.execute(statement);
+    ran.resolve();
+    await gate.promise;
+  });
+  return {
+    /** Settles once the statement ran (or fails with the transaction). */
+    held: Promise.race([ran.promise, ended]),
+    end: () => gate.resolve(),
+    ended,
+  };
+}
+
+/** Resolves once a claim statement on `table` waits for a row lock (10 s at the most). */
+async function claimWaitsOnALock(db: AnyPgDatabase, table: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const [waiting] = await rows<{ n: number }>(
+      db,
+      sql`select count(*)::int as n from pg_stat_activity
+          where wait_event_type = 'Lock' and query like '%_claim"(%'
+            and query like ${`%${table}%`}`,
+    );
+    if (Number(waiting!.n) > 0) return;
+    if (Date.now() > deadline) throw new Error('the claim never waited on the row');
+    await sleep(10);
+  }
 }
 
 for (const driver of drivers) {
@@ -259,44 +296,23 @@ for (const driver of drivers) {
         async () => {
           const req = request();
           const other = createNodePgDb({ max: 2 });
-          let commit!: () => void;
-          const gate = new Promise<void>((resolve) => {
-            commit = resolve;
-          });
-          let inserted!: () => void;
-          const insertedRow = new Promise<void>((resolve) => {
-            inserted = resolve;
-          });
-          try {
-            // Another process's claim, inserted but not yet committed.
-            const concurrent = other.db.transaction(async (tx) => {
-              await tx.execute(sql`
-                insert into ${sql.identifier(table)}
+          // Another process's claim, inserted but not yet committed.
+          const concurrent = holdOpen(
+            other.db,
+            sql`insert into ${sql.identifier(table)}
                   (scope, key, fingerprint, operation, state, token, lease_expires_at, expires_at)
                 values (${req.scope}, ${req.key}, 'fp-other', 'createPayment', 'in_flight',
-                  'other-token', now() + interval '30 seconds', now() + interval '1 hour')`);
-              inserted();
-              await gate;
-            });
-            await insertedRow;
+                  'other-token', now() + interval '30 seconds', now() + interval '1 hour')`,
+          );
+          try {
+            await concurrent.held;
             const claiming = store.claim(req);
             // Commit only once our claim statement is waiting on that row. Its INSERT's
             // snapshot cannot see the row; the function's next statement, with a snapshot of
             // its own (READ COMMITTED), does.
-            const deadline = Date.now() + 10_000;
-            for (;;) {
-              const [waiting] = await rows<{ n: number }>(
-                other.db,
-                sql`select count(*)::int as n from pg_stat_activity
-                    where wait_event_type = 'Lock' and query like '%_claim"(%'
-                      and query like ${`%${table}%`}`,
-              );
-              if (Number(waiting!.n) > 0) break;
-              if (Date.now() > deadline) throw new Error('the claim never waited on the row');
-              await sleep(10);
-            }
-            commit();
-            await concurrent;
+            await claimWaitsOnALock(other.db, table);
+            concurrent.end();
+            await concurrent.ended;
             const claim = await claiming;
             expect(claim).toMatchObject({
               status: 'exists',
@@ -304,7 +320,7 @@ for (const driver of drivers) {
             });
             expect(kinds(opened.log)).toEqual(['claim']);
           } finally {
-            commit();
+            concurrent.end();
             await other.close();
           }
         },
@@ -326,33 +342,23 @@ for (const driver of drivers) {
             values (${req.scope}, ${req.key}, 'fp-old', 'createPayment', 'complete', null,
               'committed', '"old"', null, now() - interval '1 second')`);
           const other = createNodePgDb({ max: 2 });
-          let commit!: () => void;
-          const gate = new Promise<void>((resolve) => {
-            commit = resolve;
-          });
-          let updated!: () => void;
-          const updatedRow = new Promise<void>((resolve) => {
-            updated = resolve;
-          });
-          try {
-            const concurrent = other.db.transaction(async (tx) => {
-              await tx.execute(sql`
-                update ${sql.identifier(table)} set fingerprint = 'fp-a', state = 'in_flight',
+          const concurrent = holdOpen(
+            other.db,
+            sql`update ${sql.identifier(table)} set fingerprint = 'fp-a', state = 'in_flight',
                   token = 'a-token', outcome = null, result = null,
                   lease_expires_at = now() - interval '1 second',
                   expires_at = now() + interval '1 hour'
-                where scope = ${req.scope} and key = ${req.key}`);
-              updated();
-              await gate;
-            });
-            await updatedRow;
+                where scope = ${req.scope} and key = ${req.key}`,
+          );
+          try {
+            await concurrent.held;
             const meanwhile = await store.claim(req);
             expect(meanwhile).toMatchObject({
               status: 'exists',
               record: { state: 'in_flight', result: null, fingerprint: 'fp-b' },
             });
-            commit();
-            await concurrent;
+            concurrent.end();
+            await concurrent.ended;
             opened.log.length = 0;
             expect(await store.claim(req)).toMatchObject({
               status: 'exists',
@@ -361,7 +367,7 @@ for (const driver of drivers) {
             expect(kinds(opened.log)).toEqual(['claim']);
             expect(await store.read(req)).toMatchObject({ fingerprint: 'fp-a' });
           } finally {
-            commit();
+            concurrent.end();
             await other.close();
           }
         },
@@ -381,31 +387,22 @@ for (const driver of drivers) {
             values (${req.scope}, ${req.key}, ${req.fingerprint}, 'createPayment', 'complete',
               null, 'committed', '"old"', null, now() - interval '1 second')`);
           const other = createNodePgDb({ max: 2 });
-          let finish!: () => void;
-          const gate = new Promise<void>((resolve) => {
-            finish = resolve;
-          });
-          let locked!: () => void;
-          const lockedRow = new Promise<void>((resolve) => {
-            locked = resolve;
-          });
+          const takeover = holdOpen(
+            other.db,
+            sql`select 1 from ${sql.identifier(table)}
+                where scope = ${req.scope} and key = ${req.key} for update`,
+          );
           try {
-            const takeover = other.db.transaction(async (tx) => {
-              await tx.execute(sql`select 1 from ${sql.identifier(table)}
-                where scope = ${req.scope} and key = ${req.key} for update`);
-              locked();
-              await gate;
-            });
-            await lockedRow;
+            await takeover.held;
             const claim = await store.claim(req);
             expect(claim).toMatchObject({
               status: 'exists',
               record: { state: 'in_flight', result: null, fingerprint: req.fingerprint },
             });
-            finish();
-            await takeover;
+            takeover.end();
+            await takeover.ended;
           } finally {
-            finish();
+            takeover.end();
             await other.close();
           }
         },
@@ -418,28 +415,22 @@ for (const driver of drivers) {
           const claim = await store.claim(req);
           if (claim.status !== 'claimed') throw new Error('expected a claim');
           const fence = { scope: req.scope, key: req.key, token: claim.token };
-          let finish!: () => void;
-          const gate = new Promise<void>((resolve) => {
-            finish = resolve;
-          });
-          let started!: () => void;
-          const inside = new Promise<void>((resolve) => {
-            started = resolve;
-          });
+          const inside = deferred();
+          const gate = deferred();
           const original = store.transaction(fence, async () => {
-            started();
-            await gate;
+            inside.resolve();
+            await gate.promise;
             return 'done';
           });
           try {
-            await inside;
+            await inside.promise;
             await sleep(250);
             opened.log.length = 0;
             const retry = await store.claim(req);
             expect(retry).toMatchObject({ status: 'exists', record: { state: 'in_flight' } });
             expect(kinds(opened.log)).toEqual(['claim']);
           } finally {
-            finish();
+            gate.resolve();
             await original.catch(() => {});
           }
         },

@@ -1,7 +1,7 @@
 /**
- * The README's code cannot rot: every `ts` block that names a file under examples/readme is
- * that file, word for word (the files are type-checked with the rest of the repo), and the
- * examples are run here as a user would run them.
+ * The README's and the docs' code cannot rot: every `ts` block that names a file under
+ * examples/readme is that file, word for word (the files are type-checked with the rest of
+ * the repo), and the examples are run here as a user would run them.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -16,15 +16,24 @@ import { postgresAvailability, TEST_DATABASE_URL } from '../support/postgres.js'
 
 const pg = await postgresAvailability();
 const root = new URL('../../', import.meta.url);
-const readme = readFileSync(new URL('README.md', root), 'utf8');
-const blocks = [
-  ...readme.matchAll(/```ts\n\/\/ (examples\/readme\/[\w-]+\.ts)\n([\s\S]*?)```/g),
-].map(([, file, body]) => ({ file: file!, body: body! }));
+const pages = [
+  'README.md',
+  ...readdirSync(new URL('docs/', root))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
+const blocks = pages.flatMap((page) =>
+  [
+    ...readFileSync(new URL(page, root), 'utf8').matchAll(
+      /```ts\n\/\/ (examples\/readme\/[\w-]+\.ts)\n([\s\S]*?)```/g,
+    ),
+  ].map(([, file, body]) => ({ page, file: file!, body: body! })),
+);
 
-describe('README code blocks', () => {
+describe('README and docs code blocks', () => {
   it('mirror the files in examples/readme exactly, and every example file is shown', () => {
-    for (const { file, body } of blocks) {
-      expect(body, file).toBe(readFileSync(new URL(file, root), 'utf8'));
+    for (const { page, file, body } of blocks) {
+      expect(body, `${file} in ${page}`).toBe(readFileSync(new URL(file, root), 'utf8'));
     }
     const shown = blocks.map((b) => b.file).sort();
     const files = readdirSync(new URL('examples/readme/', root)).map((f) => `examples/readme/${f}`);

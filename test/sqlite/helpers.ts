@@ -48,12 +48,3 @@ export function businessIds(db: SqliteDatabase): string[] {
 export function insertBusiness(db: SqliteDatabase, id: string): void {
   db.$client.prepare('INSERT INTO business (id) VALUES (?)').run(id);
 }
-
-/** A promise with its resolve function, to hold work open at an await. */
-export function deferred<T = void>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}

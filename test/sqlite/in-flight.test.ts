@@ -7,11 +7,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IdempotencyError } from '../../src/core/errors.js';
-import { createGuard } from '../../src/core/guard.js';
+import { createGuard, type Guard } from '../../src/core/guard.js';
 import { type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
+import { deferred } from '../support/deferred.js';
 import {
   businessIds,
-  deferred,
   insertBusiness,
   KINDS,
   openTestDatabase,
@@ -60,77 +60,65 @@ describe.each(KINDS)('sqliteStore in-flight answers (%s database)', (kind) => {
     );
   }
 
-  it('S10/S23: a duplicate of a key in flight gets 409 at once, before the long original ends', async () => {
-    const guard = createGuard({ store: sqliteStore(db) });
+  /**
+   * Runs a long payment of `key` (its work holds the transaction open for LONG_MS) and, once
+   * that work has started, `next`; returns what each was answered and which settled first.
+   */
+  async function whileLongPaymentRuns(
+    guard: Guard<SqliteDatabase>,
+    [key, id]: [string, string],
+    next: () => Promise<unknown>,
+  ) {
     const started = deferred();
     const order: string[] = [];
-    const [original, duplicate] = await Promise.all([
-      track(order, 'original', guard.run(payment('k1', 'first', LONG_MS, started))),
-      track(
-        order,
-        'duplicate',
-        started.promise.then(() => guard.run(payment('k1', 'second'))),
-      ),
+    const [long, other] = await Promise.all([
+      track(order, 'long', guard.run(payment(key, id, LONG_MS, started))),
+      track(order, 'next', started.promise.then(next)),
     ]);
-    expect(order).toEqual(['duplicate', 'original']);
-    expect(IdempotencyError.is(duplicate) && duplicate.code).toBe('IDEMPOTENCY_KEY_IN_USE');
-    expect(original).toEqual({ value: { id: 'first' }, replayed: false });
+    return { long, next: other, order };
+  }
+
+  it('S10/S23: a duplicate of a key in flight gets 409 at once, before the long original ends', async () => {
+    const guard = createGuard({ store: sqliteStore(db) });
+    const { long, next, order } = await whileLongPaymentRuns(guard, ['k1', 'first'], () =>
+      guard.run(payment('k1', 'second')),
+    );
+    expect(order).toEqual(['next', 'long']);
+    expect(IdempotencyError.is(next) && next.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+    expect(long).toEqual({ value: { id: 'first' }, replayed: false });
     expect(businessIds(db)).toEqual(['first']);
   });
 
   it('S10: with `wait`, the duplicate waits for the original and replays its result', async () => {
     const guard = createGuard({ store: sqliteStore(db), wait: 10_000 });
-    const started = deferred();
-    const order: string[] = [];
-    const [original, duplicate] = await Promise.all([
-      track(order, 'original', guard.run(payment('k1', 'first', LONG_MS, started))),
-      track(
-        order,
-        'duplicate',
-        started.promise.then(() => guard.run(payment('k1', 'second'))),
-      ),
-    ]);
-    expect(order).toEqual(['original', 'duplicate']);
-    expect(original).toEqual({ value: { id: 'first' }, replayed: false });
-    expect(duplicate).toEqual({ value: { id: 'first' }, replayed: true });
+    const { long, next, order } = await whileLongPaymentRuns(guard, ['k1', 'first'], () =>
+      guard.run(payment('k1', 'second')),
+    );
+    expect(order).toEqual(['long', 'next']);
+    expect(long).toEqual({ value: { id: 'first' }, replayed: false });
+    expect(next).toEqual({ value: { id: 'first' }, replayed: true });
     expect(businessIds(db)).toEqual(['first']);
   });
 
   it('S9/S10/S23: a replay of an unrelated complete key answers before a long mutation ends', async () => {
     const guard = createGuard({ store: sqliteStore(db) });
     await guard.run(payment('done', 'earlier'));
-    const started = deferred();
-    const order: string[] = [];
-    const [long, replay] = await Promise.all([
-      track(order, 'long', guard.run(payment('k1', 'long', LONG_MS, started))),
-      track(
-        order,
-        'replay',
-        started.promise.then(() => guard.run(payment('done', 'not-run'))),
-      ),
-    ]);
-    expect(order).toEqual(['replay', 'long']);
-    expect(replay).toEqual({ value: { id: 'earlier' }, replayed: true });
+    const { long, next, order } = await whileLongPaymentRuns(guard, ['k1', 'long'], () =>
+      guard.run(payment('done', 'not-run')),
+    );
+    expect(order).toEqual(['next', 'long']);
+    expect(next).toEqual({ value: { id: 'earlier' }, replayed: true });
     expect(long).toEqual({ value: { id: 'long' }, replayed: false });
     expect(businessIds(db)).toEqual(['earlier', 'long']);
   });
 
   it('S6/S10: another request with a key in flight gets 422 at once, not after the original', async () => {
     const guard = createGuard({ store: sqliteStore(db) });
-    const started = deferred();
-    const order: string[] = [];
-    const [, reused] = await Promise.all([
-      track(order, 'original', guard.run(payment('k1', 'first', LONG_MS, started))),
-      track(
-        order,
-        'reused',
-        started.promise.then(() =>
-          guard.run({ ...payment('k1', 'other'), fingerprint: 'another-request' }),
-        ),
-      ),
-    ]);
-    expect(order).toEqual(['reused', 'original']);
-    expect(IdempotencyError.is(reused) && reused.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    const { next, order } = await whileLongPaymentRuns(guard, ['k1', 'first'], () =>
+      guard.run({ ...payment('k1', 'other'), fingerprint: 'another-request' }),
+    );
+    expect(order).toEqual(['next', 'long']);
+    expect(IdempotencyError.is(next) && next.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
   it('S8/S10/S23: a record written by a still-open transaction is never replayed; the caller waits for the outcome', async () => {

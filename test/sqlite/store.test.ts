@@ -1,9 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+/**
+ * What only the SQLite store has: the injected clock (`now`), one connection shared by
+ * every guarded transaction (S23) and WAL files. The rules every store meets, this one
+ * included, are in test/conformance/ (run on SQLite by test/conformance/sqlite.test.ts).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
 import { type IdempotencyStore, LeaseLostError, type StoreExtras } from '../../src/store.js';
+import { deferred } from '../support/deferred.js';
 import {
   businessIds,
-  deferred,
   insertBusiness,
   KINDS,
   manualClock,
@@ -27,7 +32,7 @@ const completion = (result: string) => ({
   retentionMs: RETENTION,
 });
 
-describe.each(KINDS)('sqliteStore primitives (%s database)', (kind) => {
+describe.each(KINDS)('sqliteStore, what only SQLite has (%s database)', (kind) => {
   let test: TestDatabase;
   let db: SqliteDatabase;
   let clock: ReturnType<typeof manualClock>;
@@ -47,122 +52,53 @@ describe.each(KINDS)('sqliteStore primitives (%s database)', (kind) => {
     return claim.token;
   }
 
-  it('S7: the first claim wins and a second sees the in-flight record', async () => {
-    const first = await store.claim(request('k1'));
-    expect(first).toMatchObject({ status: 'claimed', takenOver: false });
-    clock.advance(10);
-    const second = await store.claim(request('k1'));
-    expect(second.status).toBe('exists');
-    if (second.status !== 'exists') return;
-    expect(second.record).toMatchObject({ scope: 'tenant-a', key: 'k1', state: 'in_flight' });
-    expect(second.record.readAt.getTime()).toBe(clock.now());
-    expect(second.record.leaseExpiresAt?.getTime()).toBe(clock.now() - 10 + LEASE);
-    expect(second.record.expiresAt.getTime()).toBe(clock.now() - 10 + LEASE + RETENTION);
-  });
-
-  it('S4: the same key in another scope is a separate record', async () => {
-    await claimToken('k1');
-    const other = await store.claim(request('k1', 'fp-1', 'tenant-b'));
-    expect(other.status).toBe('claimed');
-  });
-
-  it('S11: an expired lease is taken over with a new token, a live one is not', async () => {
+  it('S11/S14: on the injected clock (`now`), a lease and a retention end exactly at their instant', async () => {
     const token = await claimToken('k1');
-    clock.advance(LEASE - 1);
+    clock.advance(10);
+    const seen = await store.claim(request('k1'));
+    if (seen.status !== 'exists') throw new Error(`expected the record, got ${seen.status}`);
+    expect(seen.record.readAt.getTime()).toBe(clock.now());
+    expect(seen.record.leaseExpiresAt?.getTime()).toBe(clock.now() - 10 + LEASE);
+    expect(seen.record.expiresAt.getTime()).toBe(clock.now() - 10 + LEASE + RETENTION);
+    clock.advance(LEASE - 11);
     expect((await store.claim(request('k1'))).status).toBe('exists');
     clock.advance(1);
     const takeover = await store.claim(request('k1'));
     expect(takeover).toMatchObject({ status: 'claimed', takenOver: true });
-    if (takeover.status === 'claimed') expect(takeover.token).not.toBe(token);
-  });
+    if (takeover.status !== 'claimed') return;
+    expect(takeover.token).not.toBe(token);
 
-  it('S6: an expired lease of another fingerprint is not taken over', async () => {
-    await claimToken('k1', 'fp-1');
-    clock.advance(LEASE + 1);
-    const other = await store.claim(request('k1', 'fp-2'));
-    expect(other.status).toBe('exists');
-    if (other.status === 'exists') expect(other.record.fingerprint).toBe('fp-1');
-  });
-
-  it('S14: a complete record stands until its retention ends, then counts as absent', async () => {
-    const token = await claimToken('k1');
-    expect(await store.complete({ scope: 'tenant-a', key: 'k1', token }, completion('"r1"'))).toBe(
-      true,
-    );
+    const fence = { scope: 'tenant-a', key: 'k1', token: takeover.token };
+    expect(await store.complete(fence, completion('"r1"'))).toBe(true);
     clock.advance(RETENTION - 1);
-    const stands = await store.claim(request('k1'));
-    expect(stands).toMatchObject({
-      status: 'exists',
-      record: { state: 'complete', outcome: 'committed', result: '"r1"', leaseExpiresAt: null },
-    });
+    expect((await store.claim(request('k1', 'fp-2'))).status).toBe('exists');
     clock.advance(1);
-    // Past retention even another fingerprint claims it afresh.
     expect(await store.claim(request('k1', 'fp-2'))).toMatchObject({
       status: 'claimed',
       takenOver: false,
     });
   });
 
-  it('S8: complete and release change nothing for a fence whose token does not match', async () => {
-    const token = await claimToken('k1');
-    const wrong = { scope: 'tenant-a', key: 'k1', token: 'not-the-token' };
-    expect(await store.complete(wrong, completion('"x"'))).toBe(false);
-    expect(await store.release(wrong)).toBe(false);
-    expect(await store.read({ scope: 'tenant-a', key: 'k1' })).toMatchObject({
-      state: 'in_flight',
-      result: null,
-    });
-    expect(await store.release({ scope: 'tenant-a', key: 'k1', token })).toBe(true);
-    expect(await store.read({ scope: 'tenant-a', key: 'k1' })).toBeUndefined();
-  });
-
-  it('S8: after a takeover the original fence can neither complete nor release', async () => {
-    const token = await claimToken('k1');
+  it('S23: a transaction refused (its claim lost) or rolled back leaves the connection outside any transaction', async () => {
+    const lost = { scope: 'tenant-a', key: 'k1', token: await claimToken('k1') };
     clock.advance(LEASE);
     await claimToken('k1');
-    const stale = { scope: 'tenant-a', key: 'k1', token };
-    expect(await store.complete(stale, completion('"late"'))).toBe(false);
-    expect(await store.release(stale)).toBe(false);
-    expect((await store.read({ scope: 'tenant-a', key: 'k1' }))?.state).toBe('in_flight');
-  });
+    await expect(store.transaction(lost, async () => 'ran')).rejects.toBeInstanceOf(LeaseLostError);
+    expect(db.$client.inTransaction).toBe(false);
 
-  it('S8: business writes and the fenced completion commit together', async () => {
-    const fence = { scope: 'tenant-a', key: 'k1', token: await claimToken('k1') };
-    const value = await store.transaction(fence, async (tx) => {
-      insertBusiness(tx, 'payment-1');
-      await Promise.resolve();
-      expect(await store.complete(fence, completion('"done"'), tx)).toBe(true);
-      return 'done';
-    });
-    expect(value).toBe('done');
-    expect(businessIds(db)).toEqual(['payment-1']);
-    expect(await store.read(fence)).toMatchObject({ state: 'complete', result: '"done"' });
-  });
-
-  it('S8: a throw rolls back business writes and the completion, and propagates unchanged', async () => {
-    const fence = { scope: 'tenant-a', key: 'k1', token: await claimToken('k1') };
-    const failure = new Error('card declined');
+    const failing = { scope: 'tenant-a', key: 'k2', token: await claimToken('k2') };
     await expect(
-      store.transaction(fence, async (tx) => {
-        insertBusiness(tx, 'payment-1');
-        await store.complete(fence, completion('"done"'), tx);
+      store.transaction(failing, async (tx) => {
+        insertBusiness(tx, 'payment-2');
         await new Promise((resolve) => setTimeout(resolve, 5));
-        throw failure;
+        throw new Error('card declined');
       }),
-    ).rejects.toBe(failure);
-    expect(businessIds(db)).toEqual([]);
-    expect(await store.read(fence)).toMatchObject({ state: 'in_flight', result: null });
+    ).rejects.toThrow('card declined');
     expect(db.$client.inTransaction).toBe(false);
   });
 
-  it('S8/S11: transaction throws LeaseLostError without running work once the claim is lost', async () => {
-    const fence = { scope: 'tenant-a', key: 'k1', token: await claimToken('k1') };
-    clock.advance(LEASE);
-    await claimToken('k1');
-    const work = vi.fn(async () => 'ran');
-    await expect(store.transaction(fence, work)).rejects.toBeInstanceOf(LeaseLostError);
-    expect(work).not.toHaveBeenCalled();
-    expect(db.$client.inTransaction).toBe(false);
+  it('S14: purge refuses a batch size below 1', async () => {
+    await expect(store.purge({ batchSize: 0, maxBatches: 1 })).rejects.toThrow(TypeError);
   });
 
   it('S23: a claim made while a transaction awaits does not join (or roll back with) it', async () => {
@@ -248,27 +184,6 @@ describe.each(KINDS)('sqliteStore primitives (%s database)', (kind) => {
     } finally {
       other.close();
     }
-  });
-
-  it('S14: purge deletes only expired records, in batches, up to maxBatches', async () => {
-    for (let i = 0; i < 25; i++) {
-      const key = `old-${i}`;
-      const token = await claimToken(key);
-      await store.complete({ scope: 'tenant-a', key, token }, completion('1'));
-    }
-    await claimToken('abandoned'); // in flight, its process gone: purgeable after lease + retention
-    clock.advance(LEASE + RETENTION);
-    for (let i = 0; i < 5; i++) await claimToken(`live-${i}`);
-
-    expect(await store.purge({ batchSize: 10, maxBatches: 2 })).toBe(20);
-    expect(await store.purge({ batchSize: 10, maxBatches: Number.POSITIVE_INFINITY })).toBe(6);
-    expect(await store.purge({ batchSize: 10, maxBatches: 5 })).toBe(0);
-    const left = db.$client
-      .prepare('SELECT key FROM idempotency_records ORDER BY key')
-      .pluck()
-      .all();
-    expect(left).toEqual(['live-0', 'live-1', 'live-2', 'live-3', 'live-4']);
-    await expect(store.purge({ batchSize: 0, maxBatches: 1 })).rejects.toThrow(TypeError);
   });
 
   it('S23: file databases run in WAL mode with a busy timeout', () => {

@@ -1,6 +1,6 @@
 /**
- * The README's wiring (src/trpc/README.md), written out as a user would, type-checked and
- * run over HTTP, so that the documentation cannot rot.
+ * The wiring of the tRPC guide (docs/trpc.md), written out as a user would, type-checked
+ * and run over HTTP, so that the documentation cannot rot.
  */
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +19,7 @@ import {
   idempotencyErrorFormatter,
 } from '../../src/trpc/index.js';
 
-// --- README ---------------------------------------------------------------------------
+// --- docs/trpc.md ----------------------------------------------------------------------
 const payments = sqliteTable('payments', { amount: integer('amount').notNull() });
 const db = openSqlite(':memory:');
 db.run('create table payments (amount integer not null)');
@@ -53,12 +53,12 @@ const server = createHTTPServer({
   router: appRouter,
   createContext: ({ req, res, info }) => ({ req, res, info, userId: currentUser(req) }),
 });
-// --- end of README ----------------------------------------------------------------------
+// --- end of docs/trpc.md ---------------------------------------------------------------
 
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-it('S8/S9: the README server stores the row and the result together, and replays the result', async () => {
+it("S8/S9: the guide's server stores the row and the result together, and replays the result", async () => {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const client = createTRPCClient<typeof appRouter>({
     links: [httpLink({ url, transformer: superjson })],

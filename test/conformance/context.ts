@@ -1,0 +1,128 @@
+/**
+ * What the conformance rule files share: the target a runner describes, the context of the
+ * running test (a fresh table per test), and the helpers the rules use.
+ */
+import { afterEach, beforeEach } from 'vitest';
+import {
+  createGuard,
+  type Guard,
+  type GuardCall,
+  type GuardEvent,
+  type GuardOptions,
+  IdempotencyError,
+  type IdempotencyStore,
+  type StoreExtras,
+} from '../../src/index.js';
+
+export interface ConformanceContext<Tx> {
+  /** A migrated store on a table of its own. */
+  store: IdempotencyStore<Tx> & StoreExtras;
+  /** Writes one business row through the guarded transaction. */
+  insertPayment(tx: Tx, id: string): Promise<void>;
+  /** Business rows committed so far (read outside any guarded transaction). */
+  countPayments(): Promise<number>;
+  /** A store on the same table through a separate connection pool, where the dialect has one. */
+  secondStore?: () => Promise<IdempotencyStore<Tx>>;
+  close(): Promise<void>;
+}
+
+export interface ConformanceTarget<Tx> {
+  name: string;
+  setup(): Promise<ConformanceContext<Tx>>;
+  /** A store whose database cannot be reached (S15). */
+  unreachable(): Promise<{ store: IdempotencyStore<Tx>; close(): Promise<void> }>;
+  /** Why multi-connection tests are skipped, when they are (never under CI). */
+  skipMultiConnection?: string;
+}
+
+/** A lease (or retention) short enough to wait out in a test, and a wait past it. */
+export const SHORT_LEASE = 150;
+export const PAST_LEASE = 400;
+
+/**
+ * What every rule file gets: the running test's context (a fresh table per test), the
+ * guard's events, and the helpers the rules share.
+ */
+export interface Conformance<Tx> extends Omit<ConformanceContext<Tx>, 'close'> {
+  target: ConformanceTarget<Tx>;
+  /** The events of the guards made with `guardFor` in the running test. */
+  events: GuardEvent[];
+  /** A guard on the running test's store that records its events. */
+  guardFor(overrides?: Partial<GuardOptions<Tx>>): Guard<Tx>;
+  /** A guarded call of createPayment, by acct_1 with fingerprint fp-a unless told otherwise. */
+  call<T>(key: string, work: (tx: Tx) => Promise<T>, fields?: CallFields): GuardCall<Tx, T>;
+  /** Claims acct_1/k1 (fingerprint fp-a) straight through the store, as another request would. */
+  claimAsAnotherRequest(leaseMs?: number): ReturnType<IdempotencyStore<Tx>['claim']>;
+}
+
+interface CallFields {
+  fingerprint?: string;
+  scope?: string;
+  retention?: number;
+}
+
+/** Sets up a fresh context before each test of the enclosing describe and closes it after. */
+export function useConformance<Tx>(target: ConformanceTarget<Tx>): Conformance<Tx> {
+  let current: ConformanceContext<Tx> | undefined;
+  let events: GuardEvent[] = [];
+  beforeEach(async () => {
+    current = await target.setup();
+    events = [];
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  const live = () => {
+    if (!current) throw new Error('the conformance context exists only while a test runs');
+    return current;
+  };
+  return {
+    target,
+    get store() {
+      return live().store;
+    },
+    get secondStore() {
+      return live().secondStore;
+    },
+    get events() {
+      return events;
+    },
+    insertPayment: (tx, id) => live().insertPayment(tx, id),
+    countPayments: () => live().countPayments(),
+    guardFor: (overrides = {}) =>
+      createGuard<Tx>({ store: live().store, onEvent: (e) => events.push(e), ...overrides }),
+    call: (key, work, fields = {}) => ({
+      scope: fields.scope ?? 'acct_1',
+      key,
+      fingerprint: fields.fingerprint ?? 'fp-a',
+      operation: 'createPayment',
+      ...(fields.retention === undefined ? {} : { retention: fields.retention }),
+      work,
+    }),
+    claimAsAnotherRequest: (leaseMs = 30_000) =>
+      live().store.claim({
+        scope: 'acct_1',
+        key: 'k1',
+        fingerprint: 'fp-a',
+        operation: 'createPayment',
+        leaseMs,
+        retentionMs: 60_000,
+      }),
+  };
+}
+
+/** The error code a guarded call failed with, or 'resolved'. */
+export async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (IdempotencyError.is(error)) return error.code;
+    throw error;
+  }
+  return 'resolved';
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
