@@ -41,6 +41,7 @@
 import { randomUUID } from 'node:crypto';
 import { getTableName, is, type Query, sql } from 'drizzle-orm';
 import { type PgSession, PgTransaction } from 'drizzle-orm/pg-core';
+import { assertPurgeOptions } from '../store/purge-options.js';
 import { toStoredRecord } from '../store/records.js';
 import {
   type ClaimRequest,
@@ -248,7 +249,9 @@ export function postgresStore<Db extends AnyPgDatabase>(
       return (await run<Done>('release', fenceValues(fence)))[0]?.done === true;
     },
 
-    async purge({ batchSize, maxBatches }: PurgeOptions): Promise<number> {
+    async purge(options: PurgeOptions): Promise<number> {
+      assertPurgeOptions(options);
+      const { batchSize, maxBatches } = options;
       let total = 0;
       for (let batch = 0; batch < maxBatches; batch++) {
         const [row] = await run<{ count: number }>('purge', { batchSize });

@@ -32,6 +32,7 @@
  *   database is back (S15). Upstream: porsager/postgres#1215 (its review describes this case).
  */
 import { IdempotencyError } from '../core/errors.js';
+import { redactStoreError } from '../core/redact.js';
 import { type AnyPgDatabase, driverOf } from './db.js';
 
 /** Starts a driver transaction and runs `callback` in it (`db.transaction`, or a savepoint). */
@@ -183,11 +184,16 @@ export function isConnectionLoss(error: unknown): boolean {
 const CONNECTION_LOSS =
   /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|08...|57P0[123]|25P03|E(CONNRESET|PIPE|TIMEDOUT|CONNABORTED|NETUNREACH|HOSTUNREACH|NETDOWN|HOSTDOWN))$/;
 
+/**
+ * The store's answer to a statement it will not send. Its cause is the driver's failure,
+ * redacted as every store failure the guard hands on is (SPEC S26): Drizzle's message of the
+ * failed statement lists its parameters (the key among them), and the work may rethrow this.
+ */
 function transactionEnded(cause: unknown): IdempotencyError {
   return new IdempotencyError(
     'IDEMPOTENCY_STORE_UNAVAILABLE',
     'mutation-guard/postgres: the database ended this transaction (its connection was lost); the statement was not sent, and nothing of the transaction commits.',
-    { cause },
+    { cause: redactStoreError(cause, []) },
   );
 }
 

@@ -22,6 +22,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { getTableName } from 'drizzle-orm';
+import { assertPurgeOptions } from '../store/purge-options.js';
 import { toStoredRecord } from '../store/records.js';
 import {
   type ClaimRequest,
@@ -263,10 +264,9 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
       });
     },
 
-    async purge({ batchSize, maxBatches }: PurgeOptions) {
-      if (!Number.isInteger(batchSize) || batchSize < 1) {
-        throw new TypeError(`purge: \`batchSize\` must be a positive integer, got ${batchSize}.`);
-      }
+    async purge(options: PurgeOptions) {
+      assertPurgeOptions(options);
+      const { batchSize, maxBatches } = options;
       const cutoff = millis(now());
       let total = 0;
       // One lock turn per batch, so guarded mutations interleave with a long purge.

@@ -255,4 +255,14 @@ export function describeStoreRules<Tx>(ctx: Conformance<Tx>): void {
       await original.catch(() => {});
     }
   });
+
+  it('S14: purge refuses a batch size below 1 or a fraction, and a batch count that is not a positive integer, before deleting anything', async () => {
+    for (const options of [
+      { batchSize: 0, maxBatches: 1 },
+      { batchSize: 1.5, maxBatches: 1 },
+      { batchSize: 10, maxBatches: 0 },
+    ]) {
+      await expect(ctx.store.purge(options)).rejects.toThrow(TypeError);
+    }
+  });
 }

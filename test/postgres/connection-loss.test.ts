@@ -9,6 +9,7 @@
  * uncaught exception here fails the vitest run even if every assertion passed), and a retry
  * afterwards runs once.
  */
+import { inspect } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard, IdempotencyError } from '../../src/index.js';
@@ -166,6 +167,36 @@ for (const driver of drivers) {
           await sleep(50);
         }, 15_000);
       }
+
+      it('S26: a statement refused after the connection went carries no raw key or parameter on its 503, even when the work catches the first failure and tries again', async () => {
+        const guard = createGuard({ store: postgresStore(proxied.db, { table }) });
+        const key = `secret-key-${Date.now()}`;
+        const attempt = (tx: AnyPgDatabase) =>
+          tx.execute(sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${key})`);
+        const error = await guard
+          .run({
+            scope: 's',
+            key,
+            fingerprint: 'f',
+            operation: 'pay',
+            work: (async (tx: AnyPgDatabase) => {
+              const [row] = rowsOf<{ pid: number }>(
+                await tx.execute(sql`select pg_backend_pid() as pid`),
+              );
+              await faults[1]!.fault({ pid: row!.pid, proxy, tx });
+              // The first statement sees the connection go; its driver error lists the key.
+              await attempt(tx).catch(() => {});
+              await sleep(50);
+              // The next one is refused by the store, with that error as its reason.
+              await attempt(tx);
+              return 'unreachable';
+            }) as never,
+          })
+          .catch((e: unknown) => e);
+        expect(IdempotencyError.is(error) && error.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
+        expect(inspect(error, { depth: 12 })).not.toContain(key);
+        expect(JSON.stringify(error)).not.toContain(key);
+      }, 15_000);
     },
   );
 }

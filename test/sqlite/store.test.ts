@@ -97,10 +97,6 @@ describe.each(KINDS)('sqliteStore, what only SQLite has (%s database)', (kind) =
     expect(db.$client.inTransaction).toBe(false);
   });
 
-  it('S14: purge refuses a batch size below 1', async () => {
-    await expect(store.purge({ batchSize: 0, maxBatches: 1 })).rejects.toThrow(TypeError);
-  });
-
   it('S23: a claim made while a transaction awaits does not join (or roll back with) it', async () => {
     const fence = { scope: 'tenant-a', key: 'k1', token: await claimToken('k1') };
     const inside = deferred();
