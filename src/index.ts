@@ -4,7 +4,20 @@
  * build on what is exported here.
  */
 
-export type { IdempotencyErrorCode, IdempotencyErrorOptions } from './core/errors.js';
+export type { AdapterOptions, IdempotencyContext } from './core/adapter.js';
+export {
+  GLOBAL_SCOPE,
+  IDEMPOTENCY_KEY_FIELD,
+  IDEMPOTENCY_KEY_HEADER,
+  REPLAYED_HEADER,
+  RETRY_AFTER_HEADER,
+  readKeyHeader,
+} from './core/adapter.js';
+export type {
+  IdempotencyErrorCode,
+  IdempotencyErrorDetails,
+  IdempotencyErrorOptions,
+} from './core/errors.js';
 export { IDEMPOTENCY_ERRORS, IdempotencyError } from './core/errors.js';
 export type { GuardEvent, GuardEventHandler, GuardEventType } from './core/events.js';
 export type { FingerprintInput, FingerprintLimits } from './core/fingerprint.js';

@@ -4,6 +4,15 @@
  * `@graphql-tools/utils` (Yoga brings the last two).
  */
 export {
+  GLOBAL_SCOPE,
+  IDEMPOTENCY_KEY_FIELD,
+  IDEMPOTENCY_KEY_HEADER,
+  type IdempotencyContext,
+  REPLAYED_HEADER,
+  RETRY_AFTER_HEADER,
+  readKeyHeader,
+} from '../core/adapter.js';
+export {
   IDEMPOTENT_DIRECTIVE,
   idempotentDirective,
   idempotentDirectiveTypeDefs,
@@ -11,10 +20,6 @@ export {
 export type { IdempotencyErrorExtensions } from './errors.js';
 export { toGraphQLError } from './errors.js';
 export type { IdempotentFieldConfig } from './fields.js';
-export { KEY_FIELD } from './fields.js';
-export { REPLAYED_HEADER } from './http.js';
-export { KEY_HEADER, readKeyHeader } from './key.js';
-export type { IdempotencyContext, IdempotencyPluginOptions } from './options.js';
-export { GLOBAL_SCOPE } from './options.js';
+export type { IdempotencyPluginOptions } from './options.js';
 export type { IdempotencyYogaHooks } from './plugin.js';
 export { useIdempotency } from './plugin.js';

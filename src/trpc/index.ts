@@ -11,12 +11,26 @@
  *   const pay = t.procedure.input(schema).concat(guarded).mutation(({ ctx }) => ctx.idempotency.tx);
  */
 export {
+  GLOBAL_SCOPE,
+  IDEMPOTENCY_KEY_FIELD,
+  IDEMPOTENCY_KEY_HEADER,
+  type IdempotencyContext,
+  REPLAYED_HEADER,
+  RETRY_AFTER_HEADER,
+  readKeyHeader,
+} from '../core/adapter.js';
+export {
   type IdempotencyErrorData,
   idempotencyErrorData,
   idempotencyErrorFormatter,
   toTRPCError,
 } from './errors.js';
-export { type IdempotencyContext, type IdempotentProcedure, idempotency } from './middleware.js';
-export { GLOBAL_SCOPE, type IdempotencyMiddlewareOptions } from './options.js';
-export type { HeadersLike, RequestInfoLike, ResponseHeadersLike } from './request.js';
+export { type IdempotentProcedure, idempotency } from './middleware.js';
+export { type IdempotencyMiddlewareOptions, readServerKey } from './options.js';
+export {
+  type RequestInfoLike,
+  type ResponseHeadersLike,
+  readRequestInfo,
+  readResponseHeaders,
+} from './request.js';
 export { assertIdempotencySetup } from './setup.js';
