@@ -4,15 +4,6 @@
  * build on what is exported here.
  */
 
-export type { AdapterOptions, IdempotencyContext } from './core/adapter.js';
-export {
-  GLOBAL_SCOPE,
-  IDEMPOTENCY_KEY_FIELD,
-  IDEMPOTENCY_KEY_HEADER,
-  REPLAYED_HEADER,
-  RETRY_AFTER_HEADER,
-  readKeyHeader,
-} from './core/adapter.js';
 export type {
   IdempotencyErrorCode,
   IdempotencyErrorDetails,
@@ -34,6 +25,8 @@ export type { Rollback, RollbackOptions } from './core/rollback.js';
 export { isRollback, rollback } from './core/rollback.js';
 export type { Serializer } from './core/serializer.js';
 export { jsonSerializer } from './core/serializer.js';
+// The vocabulary both adapters share (they export it too): options, context type, names.
+export * from './core/vocabulary.js';
 export type {
   ClaimRequest,
   ClaimResult,

@@ -1,11 +1,11 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { ExecutionResult, GraphQLError } from 'graphql';
-import { RETRY_AFTER_HEADER } from '../core/adapter.js';
 import {
   errorDetails,
   type IdempotencyError,
   type IdempotencyErrorDetails,
 } from '../core/errors.js';
+import { RETRY_AFTER_HEADER } from '../core/vocabulary.js';
 
 /**
  * The `extensions` of a mutation-guard error on GraphQL (SPEC S19): the details every such

@@ -17,8 +17,8 @@ import {
   type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { IDEMPOTENCY_KEY_FIELD } from '../core/adapter.js';
 import { setupError } from '../core/errors.js';
+import { IDEMPOTENCY_KEY_FIELD } from '../core/vocabulary.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
 
 /**

@@ -7,8 +7,8 @@ import {
   print,
   visit,
 } from 'graphql';
-import { IDEMPOTENCY_KEY_FIELD } from '../core/adapter.js';
 import { type FingerprintLimits, fingerprint } from '../core/fingerprint.js';
+import { IDEMPOTENCY_KEY_FIELD } from '../core/vocabulary.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
 import type { GuardedSelection } from './fields.js';
 

@@ -1,10 +1,6 @@
 import { type GraphQLSchema, getOperationAST, parse } from 'graphql';
-import {
-  IDEMPOTENCY_KEY_HEADER,
-  REPLAYED_HEADER,
-  RETRY_AFTER_HEADER,
-  sharedHeaderKeyError,
-} from '../core/adapter.js';
+import { sharedHeaderKeyError } from '../core/adapter.js';
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER } from '../core/vocabulary.js';
 import { toGraphQLError } from './errors.js';
 import { collectGuardedSelections, fragmentsOf, type SchemaGuards } from './fields.js';
 

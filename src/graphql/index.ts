@@ -3,15 +3,8 @@
  * `@idempotent` directive. Needs the optional peers `graphql`, `@envelop/core` and
  * `@graphql-tools/utils` (Yoga brings the last two).
  */
-export {
-  GLOBAL_SCOPE,
-  IDEMPOTENCY_KEY_FIELD,
-  IDEMPOTENCY_KEY_HEADER,
-  type IdempotencyContext,
-  REPLAYED_HEADER,
-  RETRY_AFTER_HEADER,
-  readKeyHeader,
-} from '../core/adapter.js';
+// The vocabulary both adapters share: options, context type, names, readKeyHeader.
+export * from '../core/vocabulary.js';
 export {
   IDEMPOTENT_DIRECTIVE,
   idempotentDirective,

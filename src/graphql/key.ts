@@ -1,6 +1,6 @@
 import { type GraphQLDirective, getArgumentValues, getDirectiveValues } from 'graphql';
-import { IDEMPOTENCY_KEY_FIELD } from '../core/adapter.js';
 import { type KeyCandidate, resolveKey } from '../core/keys.js';
+import { IDEMPOTENCY_KEY_FIELD } from '../core/vocabulary.js';
 import type { GuardedSelection } from './fields.js';
 
 /**

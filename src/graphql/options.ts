@@ -1,5 +1,5 @@
 import type { GraphQLError } from 'graphql';
-import type { AdapterOptions } from '../core/adapter.js';
+import type { AdapterOptions } from '../core/vocabulary.js';
 
 /**
  * Options of `useIdempotency`: those both adapters share (`guard`, `scope`, `required`,

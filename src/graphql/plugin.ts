@@ -6,15 +6,10 @@ import {
   getOperationAST,
   isSchema,
 } from 'graphql';
-import {
-  checkAdapterOptions,
-  type IdempotencyContext,
-  REPLAYED_HEADER,
-  readKeyHeader,
-  scopeOf,
-} from '../core/adapter.js';
+import { checkAdapterOptions, scopeOf } from '../core/adapter.js';
 import { IdempotencyError, setupError } from '../core/errors.js';
 import { rollback } from '../core/rollback.js';
+import { type IdempotencyContext, REPLAYED_HEADER, readKeyHeader } from '../core/vocabulary.js';
 import { errorResult, toGraphQLError } from './errors.js';
 import { schemaGuardsFinder } from './fields.js';
 import { assertBatchKeys, extendCors } from './http.js';

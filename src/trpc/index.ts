@@ -10,15 +10,8 @@
  *   const guarded = idempotency({ guard, scope: (ctx: Context) => ctx.userId });
  *   const pay = t.procedure.input(schema).concat(guarded).mutation(({ ctx }) => ctx.idempotency.tx);
  */
-export {
-  GLOBAL_SCOPE,
-  IDEMPOTENCY_KEY_FIELD,
-  IDEMPOTENCY_KEY_HEADER,
-  type IdempotencyContext,
-  REPLAYED_HEADER,
-  RETRY_AFTER_HEADER,
-  readKeyHeader,
-} from '../core/adapter.js';
+// The vocabulary both adapters share: options, context type, names, readKeyHeader.
+export * from '../core/vocabulary.js';
 export {
   type IdempotencyErrorData,
   idempotencyErrorData,

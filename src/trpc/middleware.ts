@@ -7,11 +7,7 @@ import {
 } from '@trpc/server';
 import {
   checkAdapterOptions,
-  type IdempotencyContext,
   keyMissingError,
-  REPLAYED_HEADER,
-  RETRY_AFTER_HEADER,
-  readKeyHeader,
   scopeOf,
   sharedHeaderKeyError,
 } from '../core/adapter.js';
@@ -19,6 +15,12 @@ import { IdempotencyError } from '../core/errors.js';
 import { fingerprint } from '../core/fingerprint.js';
 import { resolveKey } from '../core/keys.js';
 import { rollback } from '../core/rollback.js';
+import {
+  type IdempotencyContext,
+  REPLAYED_HEADER,
+  RETRY_AFTER_HEADER,
+  readKeyHeader,
+} from '../core/vocabulary.js';
 import { toTRPCError } from './errors.js';
 import { type IdempotencyMiddlewareOptions, readServerKey } from './options.js';
 import {

@@ -1,5 +1,5 @@
 import type { TRPCError } from '@trpc/server';
-import type { AdapterOptions } from '../core/adapter.js';
+import type { AdapterOptions } from '../core/vocabulary.js';
 import type { RequestInfoLike, ResponseHeadersLike } from './request.js';
 
 /**
