@@ -9,7 +9,8 @@ import type { AdapterOptions } from '../core/vocabulary.js';
  * is never stored, whatever it says. `retention` applies to the plugin's guarded fields that
  * set none of their own (a field's `@idempotent(retentionSeconds:)` or
  * `extensions.idempotent.retention` wins). `keyHeader` defaults to `readKeyHeader`, which
- * reads `context.request` (a Fetch `Request`: Yoga) or `context.req` (a Node request).
+ * reads the headers of `context.request` (a Fetch `Request`: Yoga), else `context.req` (a
+ * Node request: Express, Fastify), else `context.headers`.
  */
 export interface IdempotencyPluginOptions<Tx = unknown, TContext = Record<string, unknown>>
   extends AdapterOptions<TContext, Tx, GraphQLError> {

@@ -8,9 +8,10 @@ import type { RequestInfoLike, ResponseHeadersLike } from './request.js';
  * your tRPC context (annotate `scope`'s parameter).
  *
  * `isFinalError` stores the error's code and message, never its cause. `keyHeader` defaults
- * to `readKeyHeader`, which reads `ctx.req` (the fetch adapter's `Request`, or the
- * `IncomingMessage` of the standalone, node-http, Express and Fastify adapters), else
- * `ctx.headers` (Next.js style contexts); `createCaller` has no request, so no header.
+ * to `readKeyHeader`, which reads the headers of `ctx.request`, else `ctx.req` (the fetch
+ * adapter's `Request`, or the `IncomingMessage` of the standalone, node-http, Express and
+ * Fastify adapters), else `ctx.headers` (Next.js style contexts); `createCaller` has no
+ * request, so no header.
  * Without a key, `ctx.idempotency` is `undefined` when `required` is `false`.
  */
 export interface IdempotencyMiddlewareOptions<TContext extends object = object, Tx = unknown>
