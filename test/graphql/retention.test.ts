@@ -70,17 +70,13 @@ describe('retention per field (SPEC S14, S18)', () => {
 
   it("S14: a code-first field's extensions.idempotent.retention sets its record's retention, the longest winning", async () => {
     const { store, yoga } = codeFirstServer({ short: 60_000, long: 600_000, plain: undefined });
-    const cases = [
+    await expectRetentions(yoga, store, 'cf', [
       ['mutation { short }', 60],
       ['mutation { long }', 600],
       ['mutation { plain }', GUARD_RETENTION_MS / 1000],
       ['mutation { short long plain }', 600],
       ['mutation { long short }', 600],
-    ] as const;
-    for (const [i, [query, seconds]] of cases.entries()) {
-      await gql(yoga, { query, key: `cf-${i}` });
-      expect(await secondsLeft(store, 's', `cf-${i}`), query).toBe(seconds);
-    }
+    ]);
   });
 
   it("S14: the plugin's retention (ms) is that of its fields without their own; a field's own wins, the longest winning", async () => {
@@ -88,16 +84,12 @@ describe('retention per field (SPEC S14, S18)', () => {
       { short: 60_000, long: 600_000, plain: undefined },
       { retention: 120_000 },
     );
-    const cases = [
+    await expectRetentions(yoga, store, 'pr', [
       ['mutation { short }', 60],
       ['mutation { plain }', 120],
       ['mutation { short plain }', 120],
       ['mutation { long plain }', 600],
-    ] as const;
-    for (const [i, [query, seconds]] of cases.entries()) {
-      await gql(yoga, { query, key: `pr-${i}` });
-      expect(await secondsLeft(store, 's', `pr-${i}`), query).toBe(seconds);
-    }
+    ]);
   });
 
   it.each([
@@ -156,4 +148,17 @@ function codeFirstServer(
     logging: false,
   });
   return { store, yoga };
+}
+
+/** Runs each mutation once with its own key, then checks its record's seconds left. */
+async function expectRetentions(
+  yoga: ReturnType<typeof codeFirstServer>['yoga'],
+  store: ReturnType<typeof sqlitePayments>['store'],
+  keyPrefix: string,
+  cases: ReadonlyArray<readonly [query: string, seconds: number]>,
+) {
+  for (const [i, [query, seconds]] of cases.entries()) {
+    await gql(yoga, { query, key: `${keyPrefix}-${i}` });
+    expect(await secondsLeft(store, 's', `${keyPrefix}-${i}`), query).toBe(seconds);
+  }
 }
