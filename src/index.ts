@@ -5,7 +5,11 @@
  * `mutation-guard/store`.
  */
 
-export type { IdempotencyErrorCode, IdempotencyErrorOptions } from './core/errors.js';
+export type {
+  IdempotencyErrorCode,
+  IdempotencyErrorDetails,
+  IdempotencyErrorOptions,
+} from './core/errors.js';
 export { IDEMPOTENCY_ERRORS, IdempotencyError } from './core/errors.js';
 export type { GuardEvent, GuardEventHandler, GuardEventType } from './core/events.js';
 export type { FingerprintInput, FingerprintLimits } from './core/fingerprint.js';
@@ -20,6 +24,8 @@ export type { Rollback, RollbackOptions } from './core/rollback.js';
 export { isRollback, rollback } from './core/rollback.js';
 export type { Serializer } from './core/serializer.js';
 export { jsonSerializer } from './core/serializer.js';
+// The vocabulary both adapters share (they export it too): options, context type, names.
+export * from './core/vocabulary.js';
 export type {
   IdempotencyStore,
   RecordKey,

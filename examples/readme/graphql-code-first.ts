@@ -29,7 +29,7 @@ const schema = new GraphQLSchema({
           amount: { type: new GraphQLNonNull(GraphQLInt) },
           idempotencyKey: { type: GraphQLString },
         },
-        // Code-first marking; `{ retention: 3600 }` (seconds) or `{ required: false }` also work.
+        // Code-first marking; `{ retention: 3_600_000 }` (ms) or `{ required: false }` also work.
         extensions: { idempotent: true },
         resolve: (_root, args: { amount: number }) => ({ id: 'refund_1', amount: args.amount }),
       },

@@ -35,6 +35,20 @@ export interface IdempotencyErrorOptions {
   cause?: unknown;
 }
 
+/**
+ * What every mutation-guard error carries to clients, on both surfaces (SPEC S19): the code,
+ * RFC 9457 `type` and `title`, the HTTP status, the key's hash (S26) and, for a 409, the
+ * seconds to wait. GraphQL puts them in `extensions` as they are; tRPC in `data`, prefixed.
+ */
+export interface IdempotencyErrorDetails {
+  code: IdempotencyErrorCode;
+  type: string;
+  title: string;
+  status: number;
+  keyHash?: string;
+  retryAfterSeconds?: number;
+}
+
 // A registered symbol, so that two copies of the package (ESM and CJS, or two versions)
 // still recognise each other's errors.
 const brand = Symbol.for('mutation-guard.IdempotencyError');
@@ -64,10 +78,41 @@ export class IdempotencyError extends Error {
 
   /** True for any mutation-guard error, also one thrown by another copy of the package. */
   static is(value: unknown): value is IdempotencyError {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      (value as { [brand]?: unknown })[brand] === true
-    );
+    return hasBrand(value, brand);
   }
+}
+
+/** The details of `error` a client may see, without the absent ones. */
+export function errorDetails(error: IdempotencyError): IdempotencyErrorDetails {
+  return {
+    code: error.code,
+    type: error.type,
+    title: error.title,
+    status: error.status,
+    ...(error.keyHash === undefined ? {} : { keyHash: error.keyHash }),
+    ...(error.retryAfterSeconds === undefined
+      ? {}
+      : { retryAfterSeconds: error.retryAfterSeconds }),
+  };
+}
+
+/**
+ * Whether `value` carries the registered symbol `brand`: how the package's error classes know
+ * their instances across copies of the package, where `instanceof` cannot.
+ */
+export function hasBrand(value: unknown, brand: symbol): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[brand] === true
+  );
+}
+
+/**
+ * A mistake in the app's setup (an option missing, or one that returned the wrong kind of
+ * value): a `TypeError` for the server's log, in the one form every message of the package
+ * takes, `mutation-guard: ...`. It is never an `IdempotencyError`: clients see a masked 500.
+ */
+export function setupError(message: string): TypeError {
+  return new TypeError(`mutation-guard: ${message}`);
 }

@@ -1,13 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import {
-  type ClaimResult,
-  type Fence,
-  type IdempotencyStore,
-  LeaseLostError,
-  type StoredRecord,
-} from '../store.js';
+import { type ClaimResult, type Fence, LeaseLostError, type StoredRecord } from '../store.js';
 import { IdempotencyError } from './errors.js';
-import type { GuardEvent, GuardEventType } from './events.js';
+import type { GuardEvent, GuardEventHandler, GuardEventType } from './events.js';
 import { hashKey } from './hash.js';
 import {
   assertPositive,
@@ -68,6 +62,59 @@ export interface Guard<Tx> {
 }
 
 /**
+ * S10's bounded wait polls the store: the first pause is this long, and each next one twice
+ * the last...
+ */
+const FIRST_POLL_MS = 25;
+/** ...up to 2**4 times the first (400 ms), so a long wait still looks a few times a second. */
+const MAX_POLL_DOUBLINGS = 4;
+/** The `Retry-After` of the 409 for a claim lost to a takeover: its result is stored soon. */
+const TAKEN_OVER_RETRY_AFTER_SECONDS = 1;
+/** Records `purge()` deletes per batch unless told otherwise: each batch one short statement. */
+const PURGE_BATCH_SIZE = 1000;
+
+/**
+ * The guard on a store: its options are checked once, here; each `run` follows the state
+ * machine of `runGuarded` below, one `Run` object carrying the call through its steps.
+ */
+export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
+  const resolved = resolveGuardOptions(options);
+  return {
+    run<T>(call: GuardCall<Tx, T>) {
+      return runGuarded(resolved, call);
+    },
+    purge(request?: PurgeRequest) {
+      return purgeExpired(resolved, request);
+    },
+    options: resolved,
+  };
+}
+
+/**
+ * One call of `guard.run`, as each step of it sees it: the guard's options, the call, and
+ * what is worked out once at its start.
+ */
+interface Run<Tx, T> {
+  readonly guard: ResolvedGuardOptions<Tx>;
+  /** The call, its operation name cut to `MAX_OPERATION_NAME`. */
+  readonly call: GuardCall<Tx, T>;
+  readonly keyHash: string;
+  /** The call's retention, else the guard's (S14). */
+  readonly retention: number;
+  /** `performance.now()` at the start, for the events' `durationMs`. */
+  readonly started: number;
+  /** `Date.now()` from which a duplicate in flight answers 409 instead of waiting (S10). */
+  readonly deadline: number;
+}
+
+/** The run once it holds the key: the steps after the claim go through its fence. */
+interface ClaimedRun<Tx, T> extends Run<Tx, T> {
+  readonly fence: Fence;
+  /** The serialized result once made: a store error that lists it is scrubbed of it (S26). */
+  storedResult: string | undefined;
+}
+
+/**
  * The state machine of SPEC S6-S16, in one place. A record is absent, in flight or complete:
  *
  * - absent (or expired)  -> claim it, run the work in one transaction that stores the result
@@ -77,252 +124,287 @@ export interface Guard<Tx> {
  * - complete             -> replay the stored result (S9)
  * - other fingerprint    -> 422 on every path (S6)
  */
-export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
-  const resolved = resolveGuardOptions(options);
-  const { store, serializer } = resolved;
-
-  function emit(type: GuardEventType, fields: Omit<GuardEvent, 'type'>): void {
-    if (!resolved.onEvent) return;
-    try {
-      resolved.onEvent({ type, ...fields });
-    } catch {
-      // An observer must never change the outcome of a mutation.
-    }
+async function runGuarded<Tx, T>(
+  guard: ResolvedGuardOptions<Tx>,
+  guarded: GuardCall<Tx, T>,
+): Promise<GuardResult<T>> {
+  const run = startRun(guard, guarded);
+  for (let attempt = 0; ; attempt++) {
+    const claim = await claimKey(run);
+    if (claim.status === 'claimed') return execute(run, claim);
+    const { record } = claim;
+    if (record.fingerprint !== run.call.fingerprint) throw keyReused(run);
+    if (isReplayable(record)) return replay(run, record);
+    if (Date.now() >= run.deadline) throw keyInUse(run, record);
+    // S10: wait without holding a connection, then look again (the loop re-claims, so an
+    // expired lease is taken over and a released key is claimed afresh).
+    await sleep(pollPause(attempt, run.deadline));
   }
-
-  async function run<T>(guarded: GuardCall<Tx, T>): Promise<GuardResult<T>> {
-    const started = performance.now();
-    const call = { ...guarded, operation: boundedOperationName(guarded.operation) };
-    const keyHash = hashKey(call.key);
-    const retention = call.retention ?? resolved.retention;
-    assertPositive('retention', retention);
-    const report = (type: GuardEventType, reason?: string) => {
-      // Most guards have no observer: build no event for nobody.
-      if (!resolved.onEvent) return;
-      emit(type, {
-        operation: call.operation,
-        scope: call.scope,
-        keyHash,
-        durationMs: performance.now() - started,
-        ...(reason === undefined ? {} : { reason }),
-      });
-    };
-    const deadline = Date.now() + resolved.wait;
-
-    for (let attempt = 0; ; attempt++) {
-      const claim = await claimOrFail(store, call, retention, resolved.lease, keyHash, report);
-      if (claim.status === 'claimed') {
-        report(claim.takenOver ? 'taken-over' : 'claimed');
-        const fence: Fence = { scope: call.scope, key: call.key, token: claim.token };
-        return execute(call, fence, retention, keyHash, report);
-      }
-      const { record } = claim;
-      if (record.fingerprint !== call.fingerprint) {
-        report('reused');
-        throw new IdempotencyError(
-          'IDEMPOTENCY_KEY_REUSED',
-          `Idempotency key ${keyHash} was already used for a different request; use a new key for a new request.`,
-          { keyHash },
-        );
-      }
-      // S14: a complete record past its retention is never replayed. The store handed it
-      // back because another request is taking it over right now: it is in flight.
-      if (record.state === 'complete' && record.expiresAt > record.readAt) {
-        const value = serializer.parse(record.result ?? 'null') as T;
-        report('replayed');
-        return { value, replayed: true };
-      }
-      if (Date.now() >= deadline) {
-        report('in-use');
-        throw inUse(keyHash, retryAfterSeconds(record));
-      }
-      // S10: wait without holding a connection, then look again (the loop re-claims, so an
-      // expired lease is taken over and a released key is claimed afresh).
-      const pause = Math.min(25 * 2 ** Math.min(attempt, 4), Math.max(1, deadline - Date.now()));
-      await sleep(pause);
-    }
-  }
-
-  async function execute<T>(
-    call: GuardCall<Tx, T>,
-    fence: Fence,
-    retention: number,
-    keyHash: string,
-    report: (type: GuardEventType, reason?: string) => void,
-  ): Promise<GuardResult<T>> {
-    let outcome: { value: T } | Rollback<T>;
-    // Kept to scrub it from a store error (S26): a failed completion lists it as a parameter.
-    let storedResult: string | undefined;
-    try {
-      outcome = await store.transaction(fence, async (tx) => {
-        let value: T | Rollback<T>;
-        try {
-          value = await call.work(tx, { keyHash });
-        } catch (error) {
-          throw new WorkFailed(error);
-        }
-        // Throwing rolls the business writes back; the rollback is handled below.
-        if (isRollback<T>(value)) throw new RolledBack(value);
-        const result = serializeResult(value, keyHash);
-        storedResult = result;
-        const completed = await store.complete(
-          fence,
-          { result, outcome: 'committed', retentionMs: retention },
-          tx,
-        );
-        if (!completed) throw new LeaseLostError();
-        return { value };
-      });
-    } catch (error) {
-      return settleFailure(error, fence, retention, keyHash, report, storedResult);
-    }
-    report('completed');
-    return { value: outcome.value, replayed: false };
-  }
-
-  async function settleFailure<T>(
-    error: unknown,
-    fence: Fence,
-    retention: number,
-    keyHash: string,
-    report: (type: GuardEventType, reason?: string) => void,
-    result?: string,
-  ): Promise<GuardResult<T>> {
-    if (error instanceof RolledBack) {
-      const { value, keep } = error.rollback as Rollback<T>;
-      if (keep) {
-        let result: string;
-        try {
-          result = serializeResult(value, keyHash);
-        } catch (failure) {
-          return settleFailure(failure, fence, retention, keyHash, report);
-        }
-        const stored = await completeOrFail(fence, result, retention, keyHash, report);
-        report(stored ? 'completed' : 'failed', stored ? 'kept final error' : 'claim lost');
-      } else {
-        // The answer stands even if freeing the key fails: the lease then runs out instead.
-        await releaseQuietly(fence);
-        report('released', 'rolled back');
-      }
-      return { value, replayed: false };
-    }
-    if (error instanceof WorkFailed) {
-      await releaseQuietly(fence);
-      report('released', 'work threw');
-      throw error.cause;
-    }
-    if (error instanceof LeaseLostError) {
-      report('failed', 'claim lost to a takeover');
-      throw new IdempotencyError(
-        'IDEMPOTENCY_KEY_IN_USE',
-        `Idempotency key ${keyHash} was taken over by a retry after its lease expired; this attempt was rolled back. Retry to get the stored result.`,
-        { keyHash, retryAfterSeconds: 1, cause: error },
-      );
-    }
-    if (IdempotencyError.is(error)) {
-      // Result too large: rolled back; free the key, nothing was stored (S16).
-      await releaseQuietly(fence);
-      report('failed', error.code);
-      throw error;
-    }
-    // Begin, lock, complete or commit failed: the store is the problem (S15). Free the key
-    // if we still can; if not, the lease runs out and a retry takes over.
-    await releaseQuietly(fence);
-    report('failed', 'store failed during the transaction');
-    throw storeUnavailable(keyHash, error, [fence.key, ...(result === undefined ? [] : [result])]);
-  }
-
-  /**
-   * Serializes a result for storage, enforcing the size cap (S16). A serializer that throws
-   * (a function or a cycle in the result) is the work's fault, not the store's.
-   */
-  function serializeResult(value: unknown, keyHash: string): string {
-    let text: string;
-    try {
-      text = serializer.stringify(value);
-    } catch (error) {
-      throw new WorkFailed(error);
-    }
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > resolved.maxResultBytes) {
-      throw new IdempotencyError(
-        'IDEMPOTENCY_RESULT_TOO_LARGE',
-        `The result for idempotency key ${keyHash} is ${bytes} bytes, over the ${resolved.maxResultBytes}-byte limit; the mutation was rolled back.`,
-        { keyHash },
-      );
-    }
-    return text;
-  }
-
-  async function completeOrFail(
-    fence: Fence,
-    result: string,
-    retention: number,
-    keyHash: string,
-    report: (type: GuardEventType, reason?: string) => void,
-  ): Promise<boolean> {
-    try {
-      return await store.complete(fence, {
-        result,
-        outcome: 'rolled_back',
-        retentionMs: retention,
-      });
-    } catch (error) {
-      report('failed', 'store failed storing a kept error');
-      throw storeUnavailable(keyHash, error, [fence.key, result]);
-    }
-  }
-
-  async function releaseQuietly(fence: Fence): Promise<void> {
-    try {
-      await store.release(fence);
-    } catch {
-      // The lease will expire and a retry will take over; nothing was committed.
-    }
-  }
-
-  async function purge(request: PurgeRequest = {}): Promise<number> {
-    const started = performance.now();
-    const count = await store.purge({
-      batchSize: request.batchSize ?? 1000,
-      maxBatches: request.maxBatches ?? Number.POSITIVE_INFINITY,
-    });
-    emit('purged', { operation: '', durationMs: performance.now() - started, count });
-    return count;
-  }
-
-  return { run, purge, options: resolved };
 }
 
-async function claimOrFail<Tx, T>(
-  store: IdempotencyStore<Tx>,
-  call: GuardCall<Tx, T>,
-  retention: number,
-  lease: number,
-  keyHash: string,
-  report: (type: GuardEventType, reason?: string) => void,
-): Promise<ClaimResult> {
+function startRun<Tx, T>(guard: ResolvedGuardOptions<Tx>, guarded: GuardCall<Tx, T>): Run<Tx, T> {
+  const started = performance.now();
+  const call = { ...guarded, operation: boundedOperationName(guarded.operation) };
+  const retention = call.retention ?? guard.retention;
+  assertPositive('retention', retention);
+  return {
+    guard,
+    call,
+    keyHash: hashKey(call.key),
+    retention,
+    started,
+    deadline: Date.now() + guard.wait,
+  };
+}
+
+async function claimKey<Tx, T>(run: Run<Tx, T>): Promise<ClaimResult> {
+  const { guard, call } = run;
   try {
-    return await store.claim({
+    return await guard.store.claim({
       scope: call.scope,
       key: call.key,
       fingerprint: call.fingerprint,
       operation: call.operation,
-      leaseMs: lease,
-      retentionMs: retention,
+      leaseMs: guard.lease,
+      retentionMs: run.retention,
     });
   } catch (error) {
-    report('failed', 'store failed during claim');
-    throw storeUnavailable(keyHash, error, [call.key]);
+    report(run, 'failed', 'store failed during claim');
+    throw storeUnavailable(run.keyHash, error, [call.key]);
   }
 }
 
-function inUse(keyHash: string, retryAfter: number): IdempotencyError {
+/** S6: the key stands for another request. */
+function keyReused<Tx, T>(run: Run<Tx, T>): IdempotencyError {
+  report(run, 'reused');
+  return new IdempotencyError(
+    'IDEMPOTENCY_KEY_REUSED',
+    `Idempotency key ${run.keyHash} was already used for a different request; use a new key for a new request.`,
+    { keyHash: run.keyHash },
+  );
+}
+
+/**
+ * S14: a complete record past its retention is never replayed. The store handed it back
+ * because another request is taking it over right now: it is in flight.
+ */
+function isReplayable(record: StoredRecord): boolean {
+  return record.state === 'complete' && record.expiresAt > record.readAt;
+}
+
+/** S9: the stored result, and the work does not run. */
+function replay<Tx, T>(run: Run<Tx, T>, record: StoredRecord): GuardResult<T> {
+  const value = run.guard.serializer.parse(record.result ?? 'null') as T;
+  report(run, 'replayed');
+  return { value, replayed: true };
+}
+
+/** S10: another request holds the key, and the wait (if any) is over. */
+function keyInUse<Tx, T>(run: Run<Tx, T>, record: StoredRecord): IdempotencyError {
+  report(run, 'in-use');
   return new IdempotencyError(
     'IDEMPOTENCY_KEY_IN_USE',
-    `A request with idempotency key ${keyHash} is still in progress; retry later.`,
-    { keyHash, retryAfterSeconds: retryAfter },
+    `A request with idempotency key ${run.keyHash} is still in progress; retry later.`,
+    { keyHash: run.keyHash, retryAfterSeconds: retryAfterSeconds(record) },
   );
+}
+
+/** S10: the pause before looking again: doubling, capped, and never past the deadline. */
+function pollPause(attempt: number, deadline: number): number {
+  const backoff = FIRST_POLL_MS * 2 ** Math.min(attempt, MAX_POLL_DOUBLINGS);
+  return Math.min(backoff, Math.max(1, deadline - Date.now()));
+}
+
+/** The key is ours: run the work and store its result in one transaction (S8). */
+async function execute<Tx, T>(
+  run: Run<Tx, T>,
+  claim: Extract<ClaimResult, { status: 'claimed' }>,
+): Promise<GuardResult<T>> {
+  report(run, claim.takenOver ? 'taken-over' : 'claimed');
+  const { scope, key } = run.call;
+  const claimed: ClaimedRun<Tx, T> = {
+    ...run,
+    fence: { scope, key, token: claim.token },
+    storedResult: undefined,
+  };
+  let outcome: { value: T };
+  try {
+    outcome = await run.guard.store.transaction(claimed.fence, (tx) => workAndStore(claimed, tx));
+  } catch (error) {
+    return settleFailure(claimed, error);
+  }
+  report(claimed, 'completed');
+  return { value: outcome.value, replayed: false };
+}
+
+/**
+ * Inside the store's transaction: the work, then its result stored with its writes. A
+ * failure leaves as one of the errors `settleFailure` tells apart.
+ */
+async function workAndStore<Tx, T>(run: ClaimedRun<Tx, T>, tx: Tx): Promise<{ value: T }> {
+  let value: T | Rollback<T>;
+  try {
+    value = await run.call.work(tx, { keyHash: run.keyHash });
+  } catch (error) {
+    throw new WorkFailed(error);
+  }
+  // Throwing rolls the business writes back; the rollback is handled after.
+  if (isRollback<T>(value)) throw new RolledBack(value);
+  const result = serializeResult(run, value);
+  run.storedResult = result;
+  const completed = await run.guard.store.complete(
+    run.fence,
+    { result, outcome: 'committed', retentionMs: run.retention },
+    tx,
+  );
+  if (!completed) throw new LeaseLostError();
+  return { value };
+}
+
+/**
+ * Serializes a result for storage, enforcing the size cap (S16). A serializer that throws
+ * (a function or a cycle in the result) is the work's fault, not the store's.
+ */
+function serializeResult<Tx, T>(run: Run<Tx, T>, value: unknown): string {
+  let text: string;
+  try {
+    text = run.guard.serializer.stringify(value);
+  } catch (error) {
+    throw new WorkFailed(error);
+  }
+  const bytes = Buffer.byteLength(text, 'utf8');
+  const { maxResultBytes } = run.guard;
+  if (bytes > maxResultBytes) {
+    throw new IdempotencyError(
+      'IDEMPOTENCY_RESULT_TOO_LARGE',
+      `The result for idempotency key ${run.keyHash} is ${bytes} bytes, over the ${maxResultBytes}-byte limit; the mutation was rolled back.`,
+      { keyHash: run.keyHash },
+    );
+  }
+  return text;
+}
+
+/** The transaction rolled back: what that means for the key and for the caller. */
+async function settleFailure<Tx, T>(
+  run: ClaimedRun<Tx, T>,
+  error: unknown,
+): Promise<GuardResult<T>> {
+  if (error instanceof RolledBack) return settleRollback(run, error.rollback as Rollback<T>);
+  if (error instanceof WorkFailed) {
+    await releaseQuietly(run);
+    report(run, 'released', 'work threw');
+    throw error.cause;
+  }
+  if (error instanceof LeaseLostError) {
+    report(run, 'failed', 'claim lost to a takeover');
+    throw new IdempotencyError(
+      'IDEMPOTENCY_KEY_IN_USE',
+      `Idempotency key ${run.keyHash} was taken over by a retry after its lease expired; this attempt was rolled back. Retry to get the stored result.`,
+      { keyHash: run.keyHash, retryAfterSeconds: TAKEN_OVER_RETRY_AFTER_SECONDS, cause: error },
+    );
+  }
+  if (IdempotencyError.is(error)) {
+    // Result too large: rolled back; free the key, nothing was stored (S16).
+    await releaseQuietly(run);
+    report(run, 'failed', error.code);
+    throw error;
+  }
+  // Begin, lock, complete or commit failed: the store is the problem (S15). Free the key
+  // if we still can; if not, the lease runs out and a retry takes over.
+  await releaseQuietly(run);
+  report(run, 'failed', 'store failed during the transaction');
+  const { fence, storedResult } = run;
+  throw storeUnavailable(run.keyHash, error, [
+    fence.key,
+    ...(storedResult === undefined ? [] : [storedResult]),
+  ]);
+}
+
+/** S12: the work asked for `rollback(value)`: free the key, or keep the answer for retries. */
+async function settleRollback<Tx, T>(
+  run: ClaimedRun<Tx, T>,
+  { value, keep }: Rollback<T>,
+): Promise<GuardResult<T>> {
+  if (!keep) {
+    // The answer stands even if freeing the key fails: the lease then runs out instead.
+    await releaseQuietly(run);
+    report(run, 'released', 'rolled back');
+    return { value, replayed: false };
+  }
+  let result: string;
+  try {
+    result = serializeResult(run, value);
+  } catch (failure) {
+    return settleFailure(run, failure);
+  }
+  const stored = await storeKeptAnswer(run, result);
+  report(run, stored ? 'completed' : 'failed', stored ? 'kept final error' : 'claim lost');
+  return { value, replayed: false };
+}
+
+/** Stores a kept answer outside the rolled-back transaction; false when the claim was lost. */
+async function storeKeptAnswer<Tx, T>(run: ClaimedRun<Tx, T>, result: string): Promise<boolean> {
+  try {
+    return await run.guard.store.complete(run.fence, {
+      result,
+      outcome: 'rolled_back',
+      retentionMs: run.retention,
+    });
+  } catch (error) {
+    report(run, 'failed', 'store failed storing a kept error');
+    throw storeUnavailable(run.keyHash, error, [run.fence.key, result]);
+  }
+}
+
+async function releaseQuietly<Tx, T>(run: ClaimedRun<Tx, T>): Promise<void> {
+  try {
+    await run.guard.store.release(run.fence);
+  } catch {
+    // The lease will expire and a retry will take over; nothing was committed.
+  }
+}
+
+async function purgeExpired<Tx>(
+  guard: ResolvedGuardOptions<Tx>,
+  request: PurgeRequest = {},
+): Promise<number> {
+  const started = performance.now();
+  const count = await guard.store.purge({
+    batchSize: request.batchSize ?? PURGE_BATCH_SIZE,
+    maxBatches: request.maxBatches ?? Number.POSITIVE_INFINITY,
+  });
+  if (guard.onEvent) {
+    emit(guard.onEvent, {
+      type: 'purged',
+      operation: '',
+      durationMs: performance.now() - started,
+      count,
+    });
+  }
+  return count;
+}
+
+/** Reports a decision of `run` (SPEC S25). */
+function report<Tx, T>(run: Run<Tx, T>, type: GuardEventType, reason?: string): void {
+  const { onEvent } = run.guard;
+  // Most guards have no observer: build no event for nobody.
+  if (!onEvent) return;
+  emit(onEvent, {
+    type,
+    operation: run.call.operation,
+    scope: run.call.scope,
+    keyHash: run.keyHash,
+    durationMs: performance.now() - run.started,
+    ...(reason === undefined ? {} : { reason }),
+  });
+}
+
+function emit(onEvent: GuardEventHandler, event: GuardEvent): void {
+  try {
+    onEvent(event);
+  } catch {
+    // An observer must never change the outcome of a mutation.
+  }
 }
 
 /**

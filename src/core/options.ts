@@ -1,4 +1,5 @@
 import type { IdempotencyStore } from '../store.js';
+import { setupError } from './errors.js';
 import type { GuardEventHandler } from './events.js';
 import { FINGERPRINT_LIMITS } from './fingerprint.js';
 import { jsonSerializer, type Serializer } from './serializer.js';
@@ -78,7 +79,7 @@ export function resolveGuardOptions<Tx>(options: GuardOptions<Tx>): ResolvedGuar
     serializer: options.serializer ?? GUARD_DEFAULTS.serializer,
     onEvent: options.onEvent,
   };
-  if (!resolved.store) throw new TypeError('createGuard: the `store` option is required.');
+  if (!resolved.store) throw setupError('createGuard(): the `store` option is required.');
   for (const name of [
     'retention',
     'lease',
@@ -89,13 +90,13 @@ export function resolveGuardOptions<Tx>(options: GuardOptions<Tx>): ResolvedGuar
     assertPositive(name, resolved[name]);
   }
   if (!Number.isFinite(resolved.wait) || resolved.wait < 0) {
-    throw new TypeError('createGuard: `wait` must be a number of milliseconds, 0 or more.');
+    throw setupError('createGuard(): `wait` must be a number of milliseconds, 0 or more.');
   }
   return resolved;
 }
 
 export function assertPositive(name: string, value: number): void {
   if (!Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`mutation-guard: \`${name}\` must be a positive number, got ${value}.`);
+    throw setupError(`\`${name}\` must be a positive number, got ${value}.`);
   }
 }

@@ -8,6 +8,8 @@
  * parameters) and nothing else: no `cause`, no driver properties, no parameter lists.
  */
 
+import { hasBrand } from './errors.js';
+
 const brand = Symbol.for('mutation-guard.StoreFailure');
 
 /** How many links of a `cause` chain are read: drivers wrap once or twice. */
@@ -31,11 +33,7 @@ export class StoreFailure extends Error {
   }
 
   static is(value: unknown): value is StoreFailure {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      (value as { [brand]?: unknown })[brand] === true
-    );
+    return hasBrand(value, brand);
   }
 }
 

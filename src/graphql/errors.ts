@@ -1,23 +1,17 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { ExecutionResult, GraphQLError } from 'graphql';
-import type { IdempotencyError } from '../index.js';
-
-/** The response header that tells a client when to retry a 409 (SPEC S10). */
-export const RETRY_AFTER_HEADER = 'Retry-After';
+import {
+  errorDetails,
+  type IdempotencyError,
+  type IdempotencyErrorDetails,
+} from '../core/errors.js';
+import { RETRY_AFTER_HEADER } from '../core/vocabulary.js';
 
 /**
- * The details every mutation-guard error carries to clients, on both surfaces (SPEC S19):
- * the code, RFC 9457 `type` and `title`, the HTTP status, the key's hash (S26) and, for a
- * 409, the seconds to wait. GraphQL puts them in `extensions` under these names.
+ * The `extensions` of a mutation-guard error on GraphQL (SPEC S19): the details every such
+ * error carries to clients on both surfaces, under the core's names (tRPC prefixes them).
  */
-export interface IdempotencyErrorExtensions {
-  code: IdempotencyError['code'];
-  type: string;
-  title: string;
-  status: number;
-  keyHash?: string;
-  retryAfterSeconds?: number;
-}
+export type IdempotencyErrorExtensions = IdempotencyErrorDetails;
 
 /**
  * Maps an `IdempotencyError` to the GraphQL surface (SPEC S19): the details above in
@@ -27,16 +21,7 @@ export interface IdempotencyErrorExtensions {
  * names only the key's hash (SPEC S26).
  */
 export function toGraphQLError(error: IdempotencyError): GraphQLError {
-  const extensions: IdempotencyErrorExtensions = {
-    code: error.code,
-    type: error.type,
-    title: error.title,
-    status: error.status,
-    ...(error.keyHash === undefined ? {} : { keyHash: error.keyHash }),
-    ...(error.retryAfterSeconds === undefined
-      ? {}
-      : { retryAfterSeconds: error.retryAfterSeconds }),
-  };
+  const extensions: IdempotencyErrorExtensions = errorDetails(error);
   const headers =
     error.retryAfterSeconds === undefined
       ? undefined

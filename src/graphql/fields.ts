@@ -17,10 +17,9 @@ import {
   type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { setupError } from '../core/errors.js';
+import { IDEMPOTENCY_KEY_FIELD } from '../core/vocabulary.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
-
-/** The argument, and the input-object field, that carry a key (SPEC S1). */
-export const KEY_FIELD = 'idempotencyKey';
 
 /**
  * How a root mutation field is guarded, written code-first as
@@ -29,9 +28,20 @@ export const KEY_FIELD = 'idempotencyKey';
 export interface IdempotentFieldConfig {
   /** Refuse a request without a key (SPEC S3). @default the plugin's `required` */
   required?: boolean;
-  /** Seconds the stored result is replayed (SPEC S14). @default the guard's retention */
+  /**
+   * Milliseconds the stored result is replayed (SPEC S14), as every duration of the
+   * package's TypeScript options; at least 1000. (In SDL: `@idempotent(retentionSeconds:)`.)
+   * @default the plugin's `retention`, else the guard's
+   */
   retention?: number;
 }
+
+/**
+ * The shortest retention a field may set. A record kept for less than a second cannot
+ * answer a retry, and a smaller number is most likely seconds written where milliseconds go
+ * (the unit of `extensions.idempotent.retention` before 0.2.0).
+ */
+const MIN_FIELD_RETENTION_MS = 1000;
 
 /** A guarded root field of one schema, with where its keys may come from. */
 export interface GuardedField {
@@ -82,26 +92,27 @@ function readSchemaGuards(schema: GraphQLSchema, listed: readonly string[]): Sch
   for (const name of listed) {
     if (!defs[name]) {
       // A typo here would leave a mutation unguarded without a word: refuse it instead.
-      throw new TypeError(
-        `useIdempotency: option \`fields\` names "${name}", which is not a field of the mutation type.`,
+      throw setupError(
+        `useIdempotency(): option \`fields\` names "${name}", which is not a field of the mutation type.`,
       );
     }
   }
   for (const def of Object.values(defs)) {
     const config = fieldConfig(schema, def, listed.includes(def.name));
     if (!config) continue;
+    checkRetention(def.name, config.retention);
     const keyInputArguments = def.args
       .filter((arg) => {
         const type = getNamedType(arg.type);
-        return isInputObjectType(type) && KEY_FIELD in type.getFields();
+        return isInputObjectType(type) && IDEMPOTENCY_KEY_FIELD in type.getFields();
       })
       .map((arg) => arg.name);
     fields.set(def.name, {
       name: def.name,
       def,
       required: config.required,
-      retentionMs: config.retention === undefined ? undefined : config.retention * 1000,
-      hasKeyArgument: def.args.some((arg) => arg.name === KEY_FIELD),
+      retentionMs: config.retention,
+      hasKeyArgument: def.args.some((arg) => arg.name === IDEMPOTENCY_KEY_FIELD),
       keyInputArguments,
     });
   }
@@ -114,13 +125,28 @@ function fieldConfig(
   listed: boolean,
 ): IdempotentFieldConfig | undefined {
   const fromSdl = getDirective(schema, def, IDEMPOTENT_DIRECTIVE)?.[0];
-  if (fromSdl)
-    return { required: fromSdl.required ?? undefined, retention: fromSdl.retention ?? undefined };
+  if (fromSdl) {
+    const seconds: number | undefined = fromSdl.retentionSeconds ?? undefined;
+    return {
+      required: fromSdl.required ?? undefined,
+      retention: seconds === undefined ? undefined : seconds * 1000,
+    };
+  }
   const fromCode = (def.extensions as { idempotent?: boolean | IdempotentFieldConfig } | undefined)
     ?.idempotent;
   if (fromCode === true) return {};
   if (fromCode && typeof fromCode === 'object') return fromCode;
   return listed ? {} : undefined;
+}
+
+/** Refuses a field's retention at start-up rather than on the field's first mutation. */
+function checkRetention(field: string, retention: number | undefined): void {
+  if (retention === undefined) return;
+  if (!(Number.isFinite(retention) && retention >= MIN_FIELD_RETENTION_MS)) {
+    throw setupError(
+      `the mutation field "${field}" sets a retention of ${retention} ms; a field's retention is in milliseconds (retentionSeconds in SDL) and at least ${MIN_FIELD_RETENTION_MS}.`,
+    );
+  }
 }
 
 /**

@@ -7,9 +7,10 @@ import {
   print,
   visit,
 } from 'graphql';
-import { type FingerprintLimits, fingerprint } from '../index.js';
+import { type FingerprintLimits, fingerprint } from '../core/fingerprint.js';
+import { IDEMPOTENCY_KEY_FIELD } from '../core/vocabulary.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
-import { type GuardedSelection, KEY_FIELD } from './fields.js';
+import type { GuardedSelection } from './fields.js';
 
 /**
  * The operation's fingerprint (SPEC S5): the document as parsed and printed with the key
@@ -105,7 +106,7 @@ function stripKey(
       const keyInputs = new Set(selection.field.keyInputArguments);
       const args: ArgumentNode[] = [];
       for (const arg of node.arguments ?? []) {
-        if (arg.name.value === KEY_FIELD) {
+        if (arg.name.value === IDEMPOTENCY_KEY_FIELD) {
           collectVariables(arg, keyVariables);
           continue;
         }
@@ -117,7 +118,7 @@ function stripKey(
           continue;
         }
         const fields = arg.value.fields.filter((field) => {
-          if (field.name.value !== KEY_FIELD) return true;
+          if (field.name.value !== IDEMPOTENCY_KEY_FIELD) return true;
           collectVariables(field, keyVariables);
           return false;
         });
@@ -135,7 +136,7 @@ function stripKey(
 }
 
 function withoutKey(value: Record<string, unknown>): Record<string, unknown> {
-  const { [KEY_FIELD]: _key, ...rest } = value;
+  const { [IDEMPOTENCY_KEY_FIELD]: _key, ...rest } = value;
   return rest;
 }
 

@@ -1,11 +1,8 @@
 import { type GraphQLSchema, getOperationAST, parse } from 'graphql';
-import { IdempotencyError } from '../index.js';
-import { RETRY_AFTER_HEADER, toGraphQLError } from './errors.js';
+import { sharedHeaderKeyError } from '../core/adapter.js';
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER } from '../core/vocabulary.js';
+import { toGraphQLError } from './errors.js';
 import { collectGuardedSelections, fragmentsOf, type SchemaGuards } from './fields.js';
-import { KEY_HEADER } from './key.js';
-
-/** The response header that marks a replayed answer (SPEC S9). */
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /** The parts of a Fetch request and response these hooks touch. */
 interface RequestLike {
@@ -29,18 +26,13 @@ export function assertBatchKeys(
   findGuards: (schema: GraphQLSchema) => SchemaGuards,
 ): void {
   if (!Array.isArray(params) || params.length < 2) return;
-  if (request.headers.get(KEY_HEADER) === null) return;
+  if (request.headers.get(IDEMPOTENCY_KEY_HEADER) === null) return;
   let guarded = 0;
   for (const operation of params) {
     if (isGuardedOperation(operation, schema, findGuards)) guarded++;
   }
   if (guarded < 2) return;
-  throw toGraphQLError(
-    new IdempotencyError(
-      'IDEMPOTENCY_KEY_INVALID',
-      `One ${KEY_HEADER} header was sent for ${guarded} guarded mutations in one batch; send each key in its mutation's input, or send the mutations one by one.`,
-    ),
-  );
+  throw toGraphQLError(sharedHeaderKeyError(guarded));
 }
 
 function isGuardedOperation(
@@ -82,7 +74,7 @@ export function extendCors(request: RequestLike, response: ResponseLike): void {
     appendToken(response, 'Access-Control-Expose-Headers', REPLAYED_HEADER, true);
     appendToken(response, 'Access-Control-Expose-Headers', RETRY_AFTER_HEADER, true);
     if (request.method.toUpperCase() === 'OPTIONS') {
-      appendToken(response, 'Access-Control-Allow-Headers', KEY_HEADER, false);
+      appendToken(response, 'Access-Control-Allow-Headers', IDEMPOTENCY_KEY_HEADER, false);
     }
   } catch {
     // An immutable response (a plugin returned a fetched one): leave it as it is.

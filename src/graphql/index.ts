@@ -3,6 +3,8 @@
  * `@idempotent` directive. Needs the optional peers `graphql`, `@envelop/core` and
  * `@graphql-tools/utils` (Yoga brings the last two).
  */
+// The vocabulary both adapters share: options, context type, names, readKeyHeader.
+export * from '../core/vocabulary.js';
 export {
   IDEMPOTENT_DIRECTIVE,
   idempotentDirective,
@@ -11,10 +13,6 @@ export {
 export type { IdempotencyErrorExtensions } from './errors.js';
 export { toGraphQLError } from './errors.js';
 export type { IdempotentFieldConfig } from './fields.js';
-export { KEY_FIELD } from './fields.js';
-export { REPLAYED_HEADER } from './http.js';
-export { KEY_HEADER, readKeyHeader } from './key.js';
-export type { IdempotencyContext, IdempotencyPluginOptions } from './options.js';
-export { GLOBAL_SCOPE } from './options.js';
+export type { IdempotencyPluginOptions } from './options.js';
 export type { IdempotencyYogaHooks } from './plugin.js';
 export { useIdempotency } from './plugin.js';

@@ -1,9 +1,7 @@
 import { type GraphQLDirective, getArgumentValues, getDirectiveValues } from 'graphql';
-import { type KeyCandidate, resolveKey } from '../index.js';
-import { type GuardedSelection, KEY_FIELD } from './fields.js';
-
-/** The `Idempotency-Key` request header, as servers name it (case does not matter). */
-export const KEY_HEADER = 'Idempotency-Key';
+import { type KeyCandidate, resolveKey } from '../core/keys.js';
+import { IDEMPOTENCY_KEY_FIELD } from '../core/vocabulary.js';
+import type { GuardedSelection } from './fields.js';
 
 /**
  * The operation's one key (SPEC S1, S18), from the header and, for every guarded field it
@@ -27,11 +25,16 @@ export function resolveOperationKey(
     if (field.hasKeyArgument || field.keyInputArguments.length > 0) {
       const args = getArgumentValues(field.def, node, variables);
       if (field.hasKeyArgument) {
-        candidates.push({ source: `${KEY_FIELD} argument of \`${name}\``, value: args[KEY_FIELD] });
+        candidates.push({
+          source: `${IDEMPOTENCY_KEY_FIELD} argument of \`${name}\``,
+          value: args[IDEMPOTENCY_KEY_FIELD],
+        });
       }
       for (const input of field.keyInputArguments) {
-        const value = (args[input] as Record<string, unknown> | null | undefined)?.[KEY_FIELD];
-        candidates.push({ source: `\`${input}.${KEY_FIELD}\` of \`${name}\``, value });
+        const value = (args[input] as Record<string, unknown> | null | undefined)?.[
+          IDEMPOTENCY_KEY_FIELD
+        ];
+        candidates.push({ source: `\`${input}.${IDEMPOTENCY_KEY_FIELD}\` of \`${name}\``, value });
       }
     }
     if (directive) {
@@ -40,20 +43,4 @@ export function resolveOperationKey(
     }
   }
   return resolveKey(candidates);
-}
-
-/**
- * Reads the header from the context: a Fetch `Request` (Yoga, Hono, ...) at
- * `context.request`, or a Node `IncomingMessage` at `context.req` (Express, Fastify).
- */
-export function readKeyHeader(context: unknown): string | null | undefined {
-  const ctx = context as {
-    request?: { headers?: { get?: (name: string) => string | null } };
-    req?: { headers?: Record<string, string | string[] | undefined> };
-  } | null;
-  const fromFetch = ctx?.request?.headers?.get?.(KEY_HEADER);
-  if (fromFetch !== undefined) return fromFetch;
-  const fromNode = ctx?.req?.headers?.[KEY_HEADER.toLowerCase()];
-  // Several headers of the same name are joined, which then fails validation: ambiguous.
-  return Array.isArray(fromNode) ? fromNode.join(', ') : fromNode;
 }

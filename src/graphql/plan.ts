@@ -5,7 +5,9 @@ import {
   getVariableValues,
   type OperationDefinitionNode,
 } from 'graphql';
-import { type FingerprintLimits, IdempotencyError } from '../index.js';
+import { keyMissingError } from '../core/adapter.js';
+import { IdempotencyError } from '../core/errors.js';
+import type { FingerprintLimits } from '../core/fingerprint.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
 import { toGraphQLError } from './errors.js';
 import {
@@ -15,7 +17,7 @@ import {
   type SchemaGuards,
 } from './fields.js';
 import { operationFingerprint } from './fingerprint.js';
-import { KEY_HEADER, resolveOperationKey } from './key.js';
+import { resolveOperationKey } from './key.js';
 
 /** What `onExecute` decided for a guarded mutation operation. */
 export interface OperationPlan {
@@ -33,6 +35,8 @@ export interface PlanInput {
   header: string | null | undefined;
   /** The plugin's `required` option. */
   required: boolean;
+  /** The plugin's `retention` option, for guarded fields without their own. */
+  retention: number | undefined;
   /** The guard's bounds on the fingerprinted input (its `maxInputBytes`, `maxInputDepth`). */
   limits: Partial<FingerprintLimits>;
 }
@@ -48,6 +52,7 @@ export function planOperation({
   findGuards,
   header,
   required,
+  retention,
   limits,
 }: PlanInput): OperationPlan | { error: GraphQLError } | undefined {
   const { schema, document } = args;
@@ -82,15 +87,8 @@ export function planOperation({
   }
   if (key === undefined) {
     if (!selections.some(({ field }) => field.required ?? required)) return undefined;
-    const names = [...new Set(selections.map(({ field }) => field.name))].join('`, `');
-    return {
-      error: toGraphQLError(
-        new IdempotencyError(
-          'IDEMPOTENCY_KEY_MISSING',
-          `The mutation \`${names}\` needs an idempotency key: send the ${KEY_HEADER} header (or the key in the mutation's input).`,
-        ),
-      ),
-    };
+    const names = [...new Set(selections.map(({ field }) => field.name))];
+    return { error: toGraphQLError(keyMissingError(names)) };
   }
   const operationName = operation.name?.value ?? args.operationName ?? undefined;
   let fingerprint: string;
@@ -105,15 +103,21 @@ export function planOperation({
     key,
     fingerprint,
     name: operationName ?? selections.map(({ field }) => field.name).join(','),
-    retentionMs: longestRetention(selections),
+    retentionMs: longestRetention(selections, retention),
   };
 }
 
-/** Several guarded fields in one operation: keep the record as long as any of them asks. */
-function longestRetention(selections: readonly GuardedSelection[]): number | undefined {
+/**
+ * Several guarded fields in one operation: keep the record as long as any of them asks, a
+ * field without its own retention asking for the plugin's. `undefined`: the guard's.
+ */
+function longestRetention(
+  selections: readonly GuardedSelection[],
+  pluginRetention: number | undefined,
+): number | undefined {
   let longest: number | undefined;
   for (const { field } of selections) {
-    const retention = field.retentionMs;
+    const retention = field.retentionMs ?? pluginRetention;
     if (retention !== undefined && (longest === undefined || retention > longest)) {
       longest = retention;
     }

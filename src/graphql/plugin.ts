@@ -6,12 +6,14 @@ import {
   getOperationAST,
   isSchema,
 } from 'graphql';
-import { IdempotencyError, rollback } from '../index.js';
+import { checkAdapterOptions, scopeOf } from '../core/adapter.js';
+import { IdempotencyError, setupError } from '../core/errors.js';
+import { rollback } from '../core/rollback.js';
+import { type IdempotencyContext, REPLAYED_HEADER, readKeyHeader } from '../core/vocabulary.js';
 import { errorResult, toGraphQLError } from './errors.js';
 import { schemaGuardsFinder } from './fields.js';
-import { assertBatchKeys, extendCors, REPLAYED_HEADER } from './http.js';
-import { readKeyHeader } from './key.js';
-import { GLOBAL_SCOPE, type IdempotencyContext, type IdempotencyPluginOptions } from './options.js';
+import { assertBatchKeys, extendCors } from './http.js';
+import type { IdempotencyPluginOptions } from './options.js';
 import { type OperationPlan, planOperation } from './plan.js';
 import { fromStored, isExpectedError, type StoredResult, toStored } from './replay.js';
 
@@ -38,26 +40,18 @@ export interface IdempotencyYogaHooks {
  * from `onExecute` after one lookup (S17). Replays are returned from the execute function,
  * so error masking and every other plugin see them like a fresh answer (S9, S18).
  */
-export function useIdempotency<Tx = unknown, TContext extends Context = Context>(
-  options: IdempotencyPluginOptions<Tx, TContext>,
-): Plugin<TContext> & IdempotencyYogaHooks {
-  const {
-    guard,
-    scope: readScope,
-    fields = [],
-    required = true,
-    replayedExtension = false,
-    isFinalError = () => false,
-    contextField = 'idempotency',
-    keyHeader = readKeyHeader as (context: TContext) => string | null | undefined,
-  } = options;
-  if (!guard) throw new TypeError('useIdempotency: the `guard` option is required.');
-  if (!readScope) {
-    // SPEC S4: said once, at start-up, not per request.
-    console.warn(
-      'mutation-guard: useIdempotency has no `scope` option, so all clients share one key space. Pass `scope: (ctx) => ctx.accountId` (say) to keep their keys apart.',
-    );
-  }
+export function useIdempotency<Tx = unknown, TContext extends Context = Context>({
+  guard,
+  scope,
+  required = true,
+  isFinalError = () => false,
+  retention,
+  keyHeader = readKeyHeader,
+  fields = [],
+  replayedExtension = false,
+  contextField = 'idempotency',
+}: IdempotencyPluginOptions<Tx, TContext>): Plugin<TContext> & IdempotencyYogaHooks {
+  checkAdapterOptions('useIdempotency()', { guard, scope });
   const findGuards = schemaGuardsFinder(fields);
   const replayedRequests = new WeakSet<object>();
   let knownSchema: GraphQLSchema | undefined;
@@ -68,23 +62,26 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
     plan: OperationPlan,
   ): Promise<ExecutionResult> {
     const context = args.contextValue as TContext;
-    const scope = readScope ? assertScope(await readScope(context)) : GLOBAL_SCOPE;
+    const requestScope = await scopeOf(scope, context);
     let fresh: ExecutionResult | undefined;
     try {
       const { value, replayed } = await guard.run<StoredResult | undefined>({
-        scope,
+        scope: requestScope,
         key: plan.key,
         fingerprint: plan.fingerprint,
         operation: plan.name,
         retention: plan.retentionMs,
         work: async function guardedExecute(tx, { keyHash }) {
-          const idempotency: IdempotencyContext<Tx> = { tx, key: plan.key, keyHash, scope };
+          const idempotency: IdempotencyContext<Tx> = {
+            tx,
+            key: plan.key,
+            keyHash,
+            scope: requestScope,
+          };
           (context as Context)[contextField] = idempotency;
           const result = (await execute(args)) as ExecutionResult | AsyncIterable<unknown>;
           if (Symbol.asyncIterator in result) {
-            throw new TypeError(
-              'mutation-guard: @defer and @stream are not supported on guarded mutations.',
-            );
+            throw setupError('@defer and @stream are not supported on guarded mutations.');
           }
           fresh = result;
           const errors = result.errors ?? [];
@@ -127,8 +124,9 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
         args: args as ExecutionArgs,
         operation,
         findGuards,
-        header: keyHeader(args.contextValue),
+        header: keyHeader(args.contextValue as TContext),
         required,
+        retention,
         limits: guard.options,
       });
       if (plan === undefined) return;
@@ -137,7 +135,7 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
         // The scope stands for authentication: let it refuse first (401 before a key's 400),
         // as it would have for a request with a valid key. Nothing is stored either way (S13).
         setExecuteFn(async function refuseBeforeRunning(execArgs: ExecutionArgs) {
-          if (readScope) await readScope(execArgs.contextValue as TContext);
+          if (scope) await scope(execArgs.contextValue as TContext);
           return errorResult(error);
         });
         return;
@@ -156,18 +154,6 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
       extendCors(request, response);
     },
   };
-}
-
-/**
- * A scope that is not a string is a bug in the app's setup, not a store outage (S15): say so
- * (the server logs it; clients see a masked 500) instead of letting the store fail on it.
- */
-function assertScope(scope: unknown): string {
-  if (typeof scope === 'string') return scope;
-  const got = scope === null ? 'null' : typeof scope;
-  throw new TypeError(
-    `mutation-guard: the \`scope\` option must return a string, but it returned ${got}.`,
-  );
 }
 
 function withReplayedExtension(result: ExecutionResult, replayed: boolean): ExecutionResult {

@@ -4,7 +4,7 @@
  * SPEC code to clients.
  */
 import { type TRPC_ERROR_CODE_KEY, TRPCError } from '@trpc/server';
-import { IdempotencyError, type IdempotencyErrorCode } from '../core/errors.js';
+import { errorDetails, IdempotencyError, type IdempotencyErrorCode } from '../core/errors.js';
 
 /**
  * The tRPC code for each HTTP status the core's code table uses. Keyed by status rather than
@@ -58,15 +58,14 @@ export interface IdempotencyErrorData {
 export function idempotencyErrorData(error: unknown): IdempotencyErrorData | undefined {
   const cause = error instanceof TRPCError ? error.cause : error;
   if (!IdempotencyError.is(cause)) return undefined;
+  const { code, type, title, status, keyHash, retryAfterSeconds } = errorDetails(cause);
   return {
-    idempotencyCode: cause.code,
-    idempotencyType: cause.type,
-    idempotencyTitle: cause.title,
-    idempotencyStatus: cause.status,
-    ...(cause.keyHash === undefined ? {} : { idempotencyKeyHash: cause.keyHash }),
-    ...(cause.retryAfterSeconds === undefined
-      ? {}
-      : { retryAfterSeconds: cause.retryAfterSeconds }),
+    idempotencyCode: code,
+    idempotencyType: type,
+    idempotencyTitle: title,
+    idempotencyStatus: status,
+    ...(keyHash === undefined ? {} : { idempotencyKeyHash: keyHash }),
+    ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
   };
 }
 

@@ -10,13 +10,20 @@
  *   const guarded = idempotency({ guard, scope: (ctx: Context) => ctx.userId });
  *   const pay = t.procedure.input(schema).concat(guarded).mutation(({ ctx }) => ctx.idempotency.tx);
  */
+// The vocabulary both adapters share: options, context type, names, readKeyHeader.
+export * from '../core/vocabulary.js';
 export {
   type IdempotencyErrorData,
   idempotencyErrorData,
   idempotencyErrorFormatter,
   toTRPCError,
 } from './errors.js';
-export { type IdempotencyContext, type IdempotentProcedure, idempotency } from './middleware.js';
-export { GLOBAL_SCOPE, type IdempotencyMiddlewareOptions } from './options.js';
-export type { HeadersLike, RequestInfoLike, ResponseHeadersLike } from './request.js';
+export { type IdempotentProcedure, idempotency } from './middleware.js';
+export { type IdempotencyMiddlewareOptions, readServerKey } from './options.js';
+export {
+  type RequestInfoLike,
+  type ResponseHeadersLike,
+  readRequestInfo,
+  readResponseHeaders,
+} from './request.js';
 export { assertIdempotencySetup } from './setup.js';

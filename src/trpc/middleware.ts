@@ -5,12 +5,24 @@ import {
   type TRPCProcedureBuilder,
   type TRPCUnsetMarker,
 } from '@trpc/server';
+import {
+  checkAdapterOptions,
+  keyMissingError,
+  scopeOf,
+  sharedHeaderKeyError,
+} from '../core/adapter.js';
 import { IdempotencyError } from '../core/errors.js';
 import { fingerprint } from '../core/fingerprint.js';
 import { resolveKey } from '../core/keys.js';
 import { rollback } from '../core/rollback.js';
+import {
+  type IdempotencyContext,
+  REPLAYED_HEADER,
+  RETRY_AFTER_HEADER,
+  readKeyHeader,
+} from '../core/vocabulary.js';
 import { toTRPCError } from './errors.js';
-import { GLOBAL_SCOPE, type IdempotencyMiddlewareOptions, TRPC_DEFAULTS } from './options.js';
+import { type IdempotencyMiddlewareOptions, readServerKey } from './options.js';
 import {
   inputWithoutKey,
   keyFromInput,
@@ -18,29 +30,8 @@ import {
   type StoredOutcome,
   storeOutcome,
 } from './outcome.js';
-import {
-  defaultRequestHeaders,
-  defaultRequestInfo,
-  defaultResponseHeaders,
-  headerKeySharers,
-  readHeader,
-} from './request.js';
+import { headerKeySharers, readRequestInfo, readResponseHeaders } from './request.js';
 import { calledProcedureDef, isGuardedProcedure, markGuarded, setupMistake } from './setup.js';
-
-/** What a guarded procedure finds in `ctx.idempotency`. */
-export interface IdempotencyContext<Tx> {
-  /**
-   * The store's transaction (for the Drizzle stores, a Drizzle database bound to it). Write
-   * through it: those writes and the stored result commit together or not at all (SPEC S8).
-   */
-  tx: Tx;
-  /** The call's idempotency key, to pass on (to a payment provider, say). Do not log it. */
-  key: string;
-  /** A short hash of the key, safe to log (SPEC S26). */
-  keyHash: string;
-  /** The scope the record lives in (SPEC S4). */
-  scope: string;
-}
 
 /**
  * The procedure builder `idempotency()` returns: `.concat()` it onto your procedure, after
@@ -95,43 +86,33 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
 export function idempotency<TContext extends object = object, Tx = unknown>(
   options: IdempotencyMiddlewareOptions<TContext, Tx>,
 ): IdempotentProcedure<TContext, IdempotencyContext<Tx> | undefined>;
-export function idempotency<TContext extends object = object, Tx = unknown>(
-  options: IdempotencyMiddlewareOptions<TContext, Tx>,
-): IdempotentProcedure<TContext, IdempotencyContext<Tx> | undefined> {
-  const {
-    guard,
-    scope,
-    required = TRPC_DEFAULTS.required,
-    headers = defaultRequestHeaders,
-    contextKey = TRPC_DEFAULTS.contextKey,
-    responseHeaders = defaultResponseHeaders,
-    requestInfo = defaultRequestInfo,
-    isFinalError = TRPC_DEFAULTS.isFinalError,
-    retention,
-  } = options;
-  if (!guard) throw new TypeError('idempotency(): the `guard` option is required.');
-  if (!scope) {
-    console.warn(
-      'mutation-guard/trpc: no `scope` option, so all idempotency keys share one global scope (SPEC S4). Pass `scope: (ctx) => tenantOrUserId` to keep callers apart.',
-    );
-  }
+export function idempotency<TContext extends object = object, Tx = unknown>({
+  guard,
+  scope,
+  required = true,
+  isFinalError = () => false,
+  retention,
+  keyHeader = readKeyHeader,
+  serverKey = readServerKey,
+  responseHeaders = readResponseHeaders,
+  requestInfo = readRequestInfo,
+}: IdempotencyMiddlewareOptions<TContext, Tx>): IdempotentProcedure<
+  TContext,
+  IdempotencyContext<Tx> | undefined
+> {
+  checkAdapterOptions('idempotency()', { guard, scope });
 
   /** SPEC S1, S2, S20: the call's one key, or `undefined`; throws `IdempotencyError`s. */
   function keyOf(ctx: TContext, rawInput: unknown): string | undefined {
-    const header = readHeader(headers(ctx), 'idempotency-key');
-    if (header !== undefined) {
+    const header = keyHeader(ctx);
+    if (header !== undefined && header !== null) {
       const sharers = headerKeySharers(requestInfo(ctx), ctx, isGuardedProcedure);
-      if (sharers > 1) {
-        throw new IdempotencyError(
-          'IDEMPOTENCY_KEY_INVALID',
-          `One Idempotency-Key header cannot key the ${sharers} guarded calls of this batch; send each call's key as its input's \`idempotencyKey\` instead.`,
-        );
-      }
+      if (sharers > 1) throw sharedHeaderKeyError(sharers);
     }
     return resolveKey([
       { source: 'input', value: keyFromInput(rawInput) },
       { source: 'header', value: header },
-      { source: 'context', value: contextKey(ctx) },
+      { source: 'context', value: serverKey(ctx) },
     ]);
   }
 
@@ -165,32 +146,20 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
     let key: string | undefined;
     try {
       key = keyOf(ctx, rawInput);
-      if (key === undefined && required) {
-        throw new IdempotencyError(
-          'IDEMPOTENCY_KEY_MISSING',
-          `"${path}" needs an idempotency key: send an Idempotency-Key header or an \`idempotencyKey\` in the input.`,
-        );
-      }
+      if (key === undefined && required) throw keyMissingError([path]);
     } catch (error) {
       throw IdempotencyError.is(error) ? toTRPCError(error) : error;
     }
     if (key === undefined) return next({ ctx: { idempotency: undefined } });
 
-    const callScope = scope ? await scope(ctx) : GLOBAL_SCOPE;
-    if (typeof callScope !== 'string') {
-      // A setup mistake, not a store outage (S15): said as the GraphQL plugin says it.
-      const got = callScope === null ? 'null' : typeof callScope;
-      throw new TypeError(
-        `mutation-guard: the \`scope\` option must return a string, but it returned ${got}.`,
-      );
-    }
+    const requestScope = await scopeOf(scope, ctx);
     // The validated input if a validator ran before us, else the raw one (see the JSDoc).
     const input = opts.input !== undefined ? opts.input : rawInput;
     let fresh: Result<Tx> | undefined;
     let run: { value: StoredOutcome; replayed: boolean };
     try {
       run = await guard.run<StoredOutcome>({
-        scope: callScope,
+        scope: requestScope,
         key,
         fingerprint: fingerprint(
           {
@@ -204,7 +173,7 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
         retention,
         work: async (tx, { keyHash }) => {
           const result = await next({
-            ctx: { idempotency: { tx, key, keyHash, scope: callScope } },
+            ctx: { idempotency: { tx, key, keyHash, scope: requestScope } },
           });
           fresh = result;
           const outcome = storeOutcome(result);
@@ -216,12 +185,12 @@ export function idempotency<TContext extends object = object, Tx = unknown>(
     } catch (error) {
       if (!IdempotencyError.is(error)) throw error;
       if (error.retryAfterSeconds !== undefined) {
-        setResponseHeader(ctx, 'Retry-After', String(error.retryAfterSeconds));
+        setResponseHeader(ctx, RETRY_AFTER_HEADER, String(error.retryAfterSeconds));
       }
       throw toTRPCError(error);
     }
     if (!run.replayed && fresh) return fresh;
-    setResponseHeader(ctx, 'Idempotent-Replayed', 'true');
+    setResponseHeader(ctx, REPLAYED_HEADER, 'true');
     return replayOutcome(run.value);
   };
   markGuarded(middleware);

@@ -2,13 +2,9 @@
  * How the middleware reaches the HTTP request behind a tRPC call. tRPC hands procedures only
  * the app's context, so these read what the common adapters put there when `createContext`
  * passes its options on (`({ req, res, resHeaders, info }) => ({ req, res, resHeaders, info })`),
- * whichever adapter it is: fetch, standalone / node-http, Express or Fastify.
+ * whichever adapter it is: fetch, standalone / node-http, Express or Fastify. The key header
+ * is read as on GraphQL, by the core's `readKeyHeader`.
  */
-
-/** A fetch `Headers`, or node's `IncomingHttpHeaders` (lower-case names). */
-export type HeadersLike =
-  | { get(name: string): string | null }
-  | Record<string, string | string[] | undefined>;
 
 /** Where response headers go. */
 export interface ResponseHeadersLike {
@@ -22,21 +18,17 @@ export interface RequestInfoLike {
 }
 
 type LooseContext = {
-  req?: { headers?: unknown; url?: unknown };
+  req?: { url?: unknown };
   res?: { setHeader?: unknown; headersSent?: unknown; raw?: unknown };
   resHeaders?: unknown;
-  headers?: unknown;
   info?: unknown;
 };
 
-export function defaultRequestHeaders(ctx: object): HeadersLike | undefined {
-  const { req, headers } = ctx as LooseContext;
-  if (isHeadersLike(req?.headers)) return req.headers;
-  if (isHeadersLike(headers)) return headers;
-  return undefined;
-}
-
-export function defaultResponseHeaders(ctx: object): ResponseHeadersLike | undefined {
+/**
+ * The default `responseHeaders`: the fetch adapter's `ctx.resHeaders`, else a Node response
+ * at `ctx.res` (standalone, node-http, Express) or `ctx.res.raw` (a Fastify reply).
+ */
+export function readResponseHeaders(ctx: object): ResponseHeadersLike | undefined {
   const { resHeaders, res } = ctx as LooseContext;
   if (resHeaders && typeof (resHeaders as Headers).set === 'function') {
     return resHeaders as ResponseHeadersLike;
@@ -63,23 +55,13 @@ function nodeResponse(value: unknown): NodeResponseLike | undefined {
     : undefined;
 }
 
-export function defaultRequestInfo(ctx: object): RequestInfoLike | undefined {
+/** The default `requestInfo`: tRPC's request info at `ctx.info`, if the context passed it on. */
+export function readRequestInfo(ctx: object): RequestInfoLike | undefined {
   const { info } = ctx as LooseContext;
   if (info && typeof info === 'object' && Array.isArray((info as RequestInfoLike).calls)) {
     return info as RequestInfoLike;
   }
   return undefined;
-}
-
-/** One header's value, or `undefined` when absent. Repeated node headers are joined. */
-export function readHeader(source: HeadersLike | undefined, name: string): string | undefined {
-  if (!source) return undefined;
-  if (typeof source.get === 'function') {
-    return (source as { get(name: string): string | null }).get(name) ?? undefined;
-  }
-  const value = (source as Record<string, string | string[] | undefined>)[name.toLowerCase()];
-  // Two Idempotency-Key headers join to "a, b", which S2 then refuses (a space is not allowed).
-  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /**
@@ -103,8 +85,4 @@ export function headerKeySharers(
   if (parsed.searchParams.get('batch') !== '1') return 1;
   const last = parsed.pathname.split('/').pop() ?? '';
   return decodeURIComponent(last).split(',').length;
-}
-
-function isHeadersLike(value: unknown): value is HeadersLike {
-  return typeof value === 'object' && value !== null;
 }

@@ -184,7 +184,7 @@ describe('code-first schemas and plain Envelop (SPEC S18)', () => {
         send: {
           type: GraphQLInt,
           args: { text: { type: GraphQLString } },
-          extensions: { idempotent: { retention: 60 } },
+          extensions: { idempotent: { retention: 60_000 } },
           resolve: () => ++calls.n,
         },
         plain: { type: GraphQLInt, resolve: () => ++calls.n },

@@ -38,7 +38,7 @@ export const typeDefs = /* GraphQL */ `
   type Mutation {
     pay(amount: Int!, note: String, idempotencyKey: String): Payment! @idempotent
     payWith(input: PayInput!): Payment! @idempotent
-    tip(amount: Int!): Payment! @idempotent(required: false, retention: 60)
+    tip(amount: Int!): Payment! @idempotent(required: false, retentionSeconds: 60)
     "Declines amounts over 100 with a final business error (a GraphQLError)."
     charge(amount: Int!): Payment @idempotent
     "Writes a row, then fails unexpectedly."

@@ -1,5 +1,8 @@
 import { TRPCClientError } from '@trpc/client';
+import { initTRPC } from '@trpc/server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { idempotency } from '../../src/trpc/index.js';
 import { createApp } from './app.js';
 import { connect, rawMutation, type Served, serve } from './server.js';
 import { sqliteGuard } from './sqlite.js';
@@ -111,6 +114,50 @@ describe('keys (SPEC S1-S3)', () => {
     expect(fromContextAgain).toEqual(fromContext);
     expect(app.runs.pay).toBe(before + 2);
     await expect(caller.pay({ amount: 5 })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+  });
+});
+
+describe('where keys are read: the keyHeader and serverKey options (SPEC S1)', () => {
+  interface CustomContext {
+    userId: string;
+    /** A context that keeps the request's headers where the default reader does not look. */
+    incoming: { key?: string };
+    /** A key the server supplies, not at `ctx.idempotencyKey`. */
+    jobId?: string;
+  }
+  const t = initTRPC.context<CustomContext>().create();
+  let runs = 0;
+  const router = t.router({
+    pay: t.procedure
+      .input(z.object({ amount: z.number() }))
+      .concat(
+        idempotency({
+          guard,
+          scope: (ctx: CustomContext) => ctx.userId,
+          keyHeader: (ctx) => ctx.incoming.key,
+          serverKey: (ctx) => ctx.jobId,
+        }),
+      )
+      .mutation(() => ++runs),
+  });
+  const pay = (ctx: Omit<CustomContext, 'userId'>) =>
+    t
+      .createCallerFactory(router)({ userId: 'u-options', ...ctx })
+      .pay({ amount: 1 });
+
+  it('S1: a key from keyHeader(ctx), or from serverKey(ctx), guards the call; two that differ are 400 and nothing runs', async () => {
+    const fromHeader = await pay({ incoming: { key: 'k-opt-header' } });
+    const headerAgain = await pay({ incoming: { key: 'k-opt-header' } });
+    const fromServer = await pay({ incoming: {}, jobId: 'k-opt-server' });
+    const serverAgain = await pay({ incoming: {}, jobId: 'k-opt-server' });
+    const disagree = await pay({ incoming: { key: 'k-opt-a' }, jobId: 'k-opt-b' }).catch(
+      (error: unknown) => error,
+    );
+
+    expect([fromHeader, headerAgain, fromServer, serverAgain]).toEqual([1, 1, 2, 2]);
+    expect(disagree).toMatchObject({ code: 'BAD_REQUEST', message: /header and the context/ });
+    await expect(pay({ incoming: {} })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+    expect(runs).toBe(2);
   });
 });
 
