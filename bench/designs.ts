@@ -28,164 +28,161 @@
  *   INSERT of the complete record, COMMIT: the least any design that stores the result with
  *   the business write can do.
  *
- * Writes nothing; prints a table. Needs the Postgres of BENCH_DATABASE_URL.
+ * `npm run bench` runs them too and puts them on docs/benchmarks.md; `npm run bench:designs`
+ * runs them alone and prints them. Needs the Postgres of BENCH_DATABASE_URL.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { migrateSqlite, openSqlite, sqliteStore } from '../src/sqlite/index.js';
 import { benchTables, createTables, dropTables, nodePgDb, postgresBenchDb } from './db/postgres.js';
 import { freshKey } from './keys.js';
-import { measureGroup, type TimedCase } from './measure.js';
+import { type GroupOptions, measureGroup, type TimedCase } from './measure.js';
 
-const quick = process.argv.includes('--quick');
-const { pool, db } = nodePgDb(4);
-// The merged queries commit an implicit transaction with COMMIT, which Postgres answers with
-// a warning notice; nobody needs to see it.
-pool.on('connect', (client) => client.on('notice', () => {}));
-const tables = benchTables('designs');
-await createTables(db, tables);
-const bench = postgresBenchDb(pool, db, tables, async () => {
-  await dropTables(db, tables);
-  await pool.end();
-});
-const t = tables.records;
-const probe = `${t}_probe`;
-const insertPayment = `insert into ${tables.payments} (amount, note) values ($1, $2) returning id`;
-/** A string literal (the merged queries use the simple protocol, which takes no parameters). */
-const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+/** The Postgres designs, on tables of their own. */
+async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Promise<void> }> {
+  const { pool, db } = nodePgDb(4);
+  // The merged queries commit an implicit transaction with COMMIT, which Postgres answers with
+  // a warning notice; nobody needs to see it.
+  pool.on('connect', (client) => client.on('notice', () => {}));
+  const tables = benchTables('designs');
+  await createTables(db, tables);
+  const bench = postgresBenchDb(pool, db, tables, async () => {
+    await dropTables(db, tables);
+    await pool.end();
+  });
+  const t = tables.records;
+  const probe = `${t}_probe`;
+  const insertPayment = `insert into ${tables.payments} (amount, note) values ($1, $2) returning id`;
+  /** A string literal (the merged queries use the simple protocol, which takes no parameters). */
+  const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
 
-// The one-transaction design's probe: the key's transaction-scoped advisory lock, then the
-// record, read after the lock is held; one function, so that its plan stays cached.
-await db.execute(
-  sql.raw(`create or replace function "${probe}"(p_scope text, p_key text)
-  returns table (locked boolean, state text, result text) language plpgsql as $$
-  #variable_conflict use_column
-  begin
-    if not pg_try_advisory_xact_lock(hashtextextended(length(p_scope) || ':' || p_scope || p_key, 0)) then
-      return query select false, null::text, null::text;
-      return;
-    end if;
-    return query select true, r.state, r.result from "${t}" r
-      where r.scope = p_scope and r.key = p_key;
-    if not found then
-      return query select true, null::text, null::text;
-    end if;
-  end $$`),
-);
+  // The one-transaction design's probe: the key's transaction-scoped advisory lock, then the
+  // record, read after the lock is held; one function, so that its plan stays cached.
+  await db.execute(
+    sql.raw(`create or replace function "${probe}"(p_scope text, p_key text)
+    returns table (locked boolean, state text, result text) language plpgsql as $$
+    #variable_conflict use_column
+    begin
+      if not pg_try_advisory_xact_lock(hashtextextended(length(p_scope) || ':' || p_scope || p_key, 0)) then
+        return query select false, null::text, null::text;
+        return;
+      end if;
+      return query select true, r.state, r.result from "${t}" r
+        where r.scope = p_scope and r.key = p_key;
+      if not found then
+        return query select true, null::text, null::text;
+      end if;
+    end $$`),
+  );
 
-async function onOneClient(steps: (client: import('pg').PoolClient) => Promise<void>) {
-  const client = await pool.connect();
-  try {
-    await steps(client);
-  } finally {
-    client.release();
+  async function onOneClient(steps: (client: import('pg').PoolClient) => Promise<void>) {
+    const client = await pool.connect();
+    try {
+      await steps(client);
+    } finally {
+      client.release();
+    }
   }
-}
 
-const cases: TimedCase[] = [
-  { id: 'baseline: insert in a Drizzle transaction', run: () => bench.insertInTransaction(42) },
-  {
-    id: 'baseline: insert, raw BEGIN/COMMIT',
-    run: () =>
-      onOneClient(async (c) => {
-        await c.query('begin');
-        await c.query(insertPayment, [42, 'bench']);
-        await c.query('commit');
-      }),
-  },
-  {
-    id: 'lease, shipped statements',
-    run: async () => {
-      const key = freshKey('lease');
-      await pool.query(
-        `select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`,
-        ['bench', key],
-      );
-      await onOneClient(async (c) => {
-        await c.query('begin isolation level read committed');
-        await c.query(`select * from "${t}_lock"($1, $2, 'tok')`, ['bench', key]);
-        await c.query(insertPayment, [42, 'bench']);
-        await c.query(`select "${t}_complete"($1, $2, 'tok', 'committed', '{"id":1}', 86400000)`, [
-          'bench',
-          key,
-        ]);
-        await c.query('commit');
-      });
+  const cases: TimedCase[] = [
+    { id: 'baseline: insert in a Drizzle transaction', run: () => bench.insertInTransaction(42) },
+    {
+      id: 'baseline: insert, raw BEGIN/COMMIT',
+      run: () =>
+        onOneClient(async (c) => {
+          await c.query('begin');
+          await c.query(insertPayment, [42, 'bench']);
+          await c.query('commit');
+        }),
     },
-  },
-  {
-    id: 'lease, merged round trips',
-    run: () =>
-      onOneClient(async (c) => {
-        const key = literal(freshKey('merged'));
-        await c.query(
-          `select * from "${t}_claim"('bench', ${key}, 'f', 'pay', 'tok', 30000, 86400000, true);
-           commit; begin isolation level read committed;
-           select * from "${t}_lock"('bench', ${key}, 'tok')`,
-        );
-        await c.query(insertPayment, [42, 'bench']);
-        await c.query(
-          `select "${t}_complete"('bench', ${key}, 'tok', 'committed', '{"id":1}', 86400000); commit`,
-        );
-      }),
-  },
-  {
-    id: 'one transaction, advisory lock',
-    run: () =>
-      onOneClient(async (c) => {
-        const key = freshKey('lock');
-        await c.query('begin isolation level read committed');
-        await c.query(`select * from "${probe}"($1, $2)`, ['bench', key]);
-        await c.query(insertPayment, [42, 'bench']);
-        await c.query(
-          `insert into "${t}" (scope, key, fingerprint, operation, state, outcome, result, expires_at)
-           values ($1, $2, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day')`,
+    {
+      id: 'lease, shipped statements',
+      run: async () => {
+        const key = freshKey('lease');
+        await pool.query(
+          `select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`,
           ['bench', key],
         );
-        await c.query('commit');
-      }),
-  },
-];
+        await onOneClient(async (c) => {
+          await c.query('begin isolation level read committed');
+          await c.query(`select * from "${t}_lock"($1, $2, 'tok')`, ['bench', key]);
+          await c.query(insertPayment, [42, 'bench']);
+          await c.query(
+            `select "${t}_complete"($1, $2, 'tok', 'committed', '{"id":1}', 86400000)`,
+            ['bench', key],
+          );
+          await c.query('commit');
+        });
+      },
+    },
+    {
+      id: 'lease, merged round trips',
+      run: () =>
+        onOneClient(async (c) => {
+          const key = literal(freshKey('merged'));
+          await c.query(
+            `select * from "${t}_claim"('bench', ${key}, 'f', 'pay', 'tok', 30000, 86400000, true);
+             commit; begin isolation level read committed;
+             select * from "${t}_lock"('bench', ${key}, 'tok')`,
+          );
+          await c.query(insertPayment, [42, 'bench']);
+          await c.query(
+            `select "${t}_complete"('bench', ${key}, 'tok', 'committed', '{"id":1}', 86400000); commit`,
+          );
+        }),
+    },
+    {
+      id: 'one transaction, advisory lock',
+      run: () =>
+        onOneClient(async (c) => {
+          const key = freshKey('lock');
+          await c.query('begin isolation level read committed');
+          await c.query(`select * from "${probe}"($1, $2)`, ['bench', key]);
+          await c.query(insertPayment, [42, 'bench']);
+          await c.query(
+            `insert into "${t}" (scope, key, fingerprint, operation, state, outcome, result, expires_at)
+             values ($1, $2, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day')`,
+            ['bench', key],
+          );
+          await c.query('commit');
+        }),
+    },
+  ];
 
-const replayKey = freshKey('replay');
-await pool.query(`select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`, [
-  'bench',
-  replayKey,
-]);
-cases.push(
-  {
-    id: 'replay: the claim function',
-    run: () =>
-      pool.query(`select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`, [
-        'bench',
-        replayKey,
-      ]),
-  },
-  {
-    id: 'replay floor: a primary-key SELECT',
-    run: () =>
-      pool.query(`select fingerprint, state, result from "${t}" where scope = $1 and key = $2`, [
-        'bench',
-        replayKey,
-      ]),
-  },
-);
-
-/** Runs a group and prints it against its first case. */
-async function report(title: string, group: TimedCase[]): Promise<void> {
-  const stats = await measureGroup(
-    group,
-    quick ? { rounds: 3, batchMs: 20, warmup: 10 } : { rounds: 20, batchMs: 40, warmup: 50 },
+  const replayKey = freshKey('replay');
+  await pool.query(`select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`, [
+    'bench',
+    replayKey,
+  ]);
+  cases.push(
+    {
+      id: 'replay: the claim function',
+      run: () =>
+        pool.query(`select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`, [
+          'bench',
+          replayKey,
+        ]),
+    },
+    {
+      id: 'replay floor: a primary-key SELECT',
+      run: () =>
+        pool.query(`select fingerprint, state, result from "${t}" where scope = $1 and key = $2`, [
+          'bench',
+          replayKey,
+        ]),
+    },
   );
-  const base = stats.get(group[0]!.id)!.median;
-  console.log(`\n${title.padEnd(44)}${'median'.padStart(10)}${'p99'.padStart(10)}   × baseline`);
-  for (const [id, s] of stats) {
-    console.log(
-      `${id.padEnd(44)}${`${s.median.toFixed(0)} µs`.padStart(10)}${`${s.p99.toFixed(0)} µs`.padStart(10)}   ${(s.median / base).toFixed(2)}×`,
-    );
-  }
+  return {
+    cases,
+    close: async () => {
+      // A fresh client: a failed case may have left its own in an aborted transaction.
+      await pool.query(`drop function if exists "${probe}"`).catch(() => {});
+      await bench.close();
+    },
+  };
 }
 
 /** The SQLite designs on a WAL file of their own. */
@@ -273,13 +270,60 @@ function sqliteDesigns(): { cases: TimedCase[]; close: () => void } {
   };
 }
 
-const lite = sqliteDesigns();
-try {
-  await report('Postgres design', cases);
-  await report('SQLite design', lite.cases);
-} finally {
-  lite.close();
-  // A fresh client: a failed case may have left its own in an aborted transaction.
-  await pool.query(`drop function if exists "${probe}"`).catch(() => {});
-  await bench.close();
+/** One design's cost, against the first case of its database (the unguarded baseline). */
+export interface DesignResult {
+  db: 'postgres' | 'sqlite';
+  design: string;
+  /** Microseconds per call. */
+  median: number;
+  p99: number;
+  /** ÷ the baseline's median. */
+  ratio: number;
+}
+
+/** Measures every design, each database's in one interleaved group. */
+export async function measureDesigns(options: GroupOptions): Promise<DesignResult[]> {
+  const results: DesignResult[] = [];
+  const measure = async (db: DesignResult['db'], group: TimedCase[]) => {
+    const stats = await measureGroup(group, options);
+    const base = stats.get(group[0]!.id)!.median;
+    for (const [design, s] of stats) {
+      results.push({ db, design, median: s.median, p99: s.p99, ratio: s.median / base });
+    }
+  };
+  const postgres = await postgresDesigns();
+  try {
+    await measure('postgres', postgres.cases);
+  } finally {
+    await postgres.close();
+  }
+  const lite = sqliteDesigns();
+  try {
+    await measure('sqlite', lite.cases);
+  } finally {
+    lite.close();
+  }
+  return results;
+}
+
+/** The designs as a Markdown table. */
+export function designsTable(results: readonly DesignResult[]): string {
+  const lines = [
+    '| database | design | median | p99 | × baseline |',
+    '| --- | --- | ---: | ---: | ---: |',
+  ];
+  for (const r of results) {
+    lines.push(
+      `| ${r.db} | ${r.design} | ${r.median.toFixed(0)} µs | ${r.p99.toFixed(0)} µs | ${r.ratio.toFixed(2)}× |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const quick = process.argv.includes('--quick');
+  const results = await measureDesigns(
+    quick ? { rounds: 3, batchMs: 20, warmup: 10 } : { rounds: 20, batchMs: 40, warmup: 50 },
+  );
+  console.log(designsTable(results));
 }

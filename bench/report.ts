@@ -1,4 +1,5 @@
 /** Turns a run into the printed table, bench/results/*.json and docs/benchmarks.md. */
+import { designsTable } from './designs.js';
 import type { BenchReport, CaseResult, GoalCheck, HttpCaseResult } from './results.js';
 
 /** What each case id means, for readers of the table. */
@@ -122,6 +123,10 @@ export function consoleReport(report: BenchReport): string {
     '',
     httpTable(report.http),
     '',
+    '## Floors (bench/designs.ts)',
+    '',
+    designsTable(report.designs),
+    '',
     '## Next to the peer (@node-idempotency/core)',
     '',
     peerTable(report.cases),
@@ -197,6 +202,48 @@ ${casesTable(report.cases)}
 ## HTTP on Postgres
 
 ${httpTable(report.http)}
+
+## Floors: what each design costs before any client code
+
+\`bench/designs.ts\` (also \`npm run bench:designs\` on its own) sends each design's statements
+with the raw driver and nothing between them: no guard, no Drizzle, no fingerprint, no
+serializer, and as few round trips as the design's protocol allows. What a design costs over
+the baseline here is the database's own work and the round trips it needs; the library can only
+add to it. Each database's rows are one interleaved group, against the same unguarded baseline
+as the goals.
+
+${designsTable(report.designs)}
+
+How to read it against the goals:
+
+- **Postgres, "lease, shipped statements"** is what the store sends: the claim (its own
+  transaction, committed asynchronously), \`BEGIN\`, the row lock, the insert, the fenced
+  completion, \`COMMIT\`. Every statement is one call of a PL/pgSQL function whose plan the
+  server keeps (0.1.0 parsed and planned each on every call). Its floor is above 1.35×: the
+  claim's own commit, the lock and the completion are writes the unguarded insert does not make.
+- **"lease, merged round trips"** is the same work in three round trips (the claim and
+  \`BEGIN\` and the lock as one simple-protocol query, the completion with \`COMMIT\`): what
+  merging statements could save at most, on node-postgres only (it needs the simple protocol and
+  literals instead of parameters).
+- **"one transaction, advisory lock"** has no lease and no in-flight row: \`BEGIN\`, one
+  function that takes \`pg_try_advisory_xact_lock\` on the key and looks the record up, the
+  insert, one \`INSERT\` of the complete record (the primary key still stops a second commit),
+  \`COMMIT\`. The contract allows this liveness model (S11), and it is the design that reaches
+  the fresh goal. It is not shipped, because it gives up what the lease design has: a
+  duplicate of a key in flight can only be told "in use" (the in-flight fingerprint is in no
+  row, so S6's 422 for a different request in flight needs a second lock per fingerprint),
+  \`Retry-After\` has no claim time to go by, a kept final error (S12) is written after the
+  rollback, when the lock is gone, and on databases whose advisory locks are no-ops
+  (CockroachDB before 2026) duplicates would run their work side by side, stopped only at
+  commit by the primary key. It also changes the store seam (claim and transaction become one
+  step), which every store, adapter and fault suite is written against.
+- **Replays** are one call of the claim function, which reads first: within reach of the
+  primary-key \`SELECT\` floor.
+- **SQLite, "two commits, as shipped"**: the claim commits on its own, then the business
+  transaction. The SQLite designs that fold the claim into the business transaction (possible
+  there: one connection, writes serialised) are the floor any SQLite design can reach; the
+  fresh goal of 1.25× sits at or below even the last of them, before the guard, the
+  adapter and the store's queue add anything.
 
 ## Next to the peer
 

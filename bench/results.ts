@@ -1,4 +1,5 @@
 /** The shape of bench/results/latest.json, shared by the runner, the goals and the reports. */
+import type { DesignResult } from './designs.js';
 
 export interface CaseResult {
   /** `<db>.<group>.<case>`, e.g. `sqlite.graphql.fresh`. */
@@ -54,4 +55,6 @@ export interface BenchReport {
   cases: CaseResult[];
   http: HttpCaseResult[];
   goals: GoalCheck[];
+  /** The floor of each design (bench/designs.ts): what no client code can go below. */
+  designs: DesignResult[];
 }

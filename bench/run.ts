@@ -15,6 +15,7 @@ import { graphqlSurface, surfaceCases, trpcSurface } from './cases/surfaces.js';
 import { openPostgresBench } from './db/postgres.js';
 import { openSqliteBench } from './db/sqlite.js';
 import type { BenchDb } from './db/types.js';
+import { measureDesigns } from './designs.js';
 import { machine, versions } from './env.js';
 import { checkGoals } from './goals.js';
 import { type GroupOptions, measureGroup } from './measure.js';
@@ -53,6 +54,8 @@ async function main(): Promise<void> {
   }
   log('HTTP on Postgres (autocannon)');
   const httpResults = withHttpBaselines(await httpCases(http));
+  log('design floors (raw statements, no client code)');
+  const designs = await measureDesigns(inProcess);
 
   const report: BenchReport = {
     generatedAt: new Date().toISOString(),
@@ -72,6 +75,7 @@ async function main(): Promise<void> {
     cases,
     http: httpResults,
     goals: checkGoals(cases, httpResults),
+    designs,
   };
   publish(report);
   console.log(consoleReport(report));
