@@ -33,4 +33,4 @@ export type {
   RecordState,
   StoredRecord,
   StoreExtras,
-} from './store.js';
+} from './store/seam.js';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { type ClaimResult, type Fence, LeaseLostError, type StoredRecord } from '../store.js';
+import { type ClaimResult, type Fence, LeaseLostError, type StoredRecord } from '../store/seam.js';
 import { IdempotencyError } from './errors.js';
 import type { GuardEvent, GuardEventHandler, GuardEventType } from './events.js';
 import { hashKey } from './hash.js';

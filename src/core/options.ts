@@ -1,4 +1,4 @@
-import type { IdempotencyStore } from '../store.js';
+import type { IdempotencyStore } from '../store/seam.js';
 import { setupError } from './errors.js';
 import type { GuardEventHandler } from './events.js';
 import { FINGERPRINT_LIMITS } from './fingerprint.js';

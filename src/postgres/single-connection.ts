@@ -15,7 +15,7 @@
  * Multi-connection drivers need neither: the claim runs on another connection.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { RecordKey, StoredRecord } from '../store.js';
+import type { RecordKey, StoredRecord } from '../store/seam.js';
 import { type AnyPgDatabase, driverOf } from './db.js';
 
 /** True when `db` runs on PGlite (its Drizzle session), which has a single connection. */

@@ -1,7 +1,7 @@
 /**
  * The Postgres store (SPEC S24): many processes, one database, READ COMMITTED.
  *
- * How the rules of src/store.ts are met, by the server-side functions of the migration
+ * How the rules of src/store/seam.ts are met, by the server-side functions of the migration
  * drizzle/postgres/0001_functions.sql (statements.ts says why functions):
  * - claim (S7) is one call of `<table>_claim`: it reads the record and, when there is none,
  *   claims with `INSERT ... ON CONFLICT DO NOTHING`, committed on its own before the business
@@ -54,7 +54,7 @@ import {
   type RecordKey,
   type StoredRecord,
   type StoreExtras,
-} from '../store.js';
+} from '../store/seam.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
 import { explainMissingFunctions } from './functions.js';

@@ -15,7 +15,7 @@
  * those are asked about only after the transaction ends. Writes the work makes to the
  * idempotency table itself, bypassing the store, are not seen: the work must not do that.
  */
-import type { RecordKey, StoredRecord } from '../store.js';
+import type { RecordKey, StoredRecord } from '../store/seam.js';
 import { perConnection } from './db.js';
 
 /** A claim held by live work in this process, as `claim` returned it. */

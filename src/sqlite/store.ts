@@ -35,7 +35,7 @@ import {
   type RecordKey,
   type StoredRecord,
   type StoreExtras,
-} from '../store.js';
+} from '../store/seam.js';
 import { configureConnection, type SqliteDatabase } from './db.js';
 import { connectionLedger, heldRecord } from './ledger.js';
 import { connectionLock } from './lock.js';

@@ -22,5 +22,5 @@ export type {
   RecordState,
   StoredRecord,
   StoreExtras,
-} from '../store.js';
-export { LeaseLostError } from '../store.js';
+} from './seam.js';
+export { LeaseLostError } from './seam.js';

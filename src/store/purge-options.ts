@@ -3,7 +3,7 @@
  * would delete nothing per round and, with the default unbounded number of batches, loop for
  * ever.
  */
-import type { PurgeOptions } from '../store.js';
+import type { PurgeOptions } from './seam.js';
 
 export function assertPurgeOptions({ batchSize, maxBatches }: PurgeOptions): void {
   if (!Number.isInteger(batchSize) || batchSize < 1) {

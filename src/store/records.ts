@@ -3,7 +3,7 @@
  * Times are epoch milliseconds on both dialects: SQLite stores them so (sqlite/table.ts), and
  * Postgres's statements convert its timestamptz columns (postgres/statements.ts).
  */
-import type { RecordKey, RecordOutcome, RecordState, StoredRecord } from '../store.js';
+import type { RecordKey, RecordOutcome, RecordState, StoredRecord } from './seam.js';
 
 /** A record's columns, under the names both dialects' statements give them. */
 export interface RecordRow {

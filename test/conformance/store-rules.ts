@@ -9,7 +9,7 @@ import {
   type CompletionRecord,
   type Fence,
   LeaseLostError,
-} from '../../src/store.js';
+} from '../../src/store/seam.js';
 import { deferred } from '../support/deferred.js';
 import { type Conformance, PAST_LEASE, SHORT_LEASE, sleep } from './context.js';
 

@@ -20,7 +20,7 @@ import {
   type PgTransactionOf,
   postgresStore,
 } from '../../src/postgres/index.js';
-import type { IdempotencyStore, StoreExtras } from '../../src/store.js';
+import type { IdempotencyStore, StoreExtras } from '../../src/store/seam.js';
 import { deferred } from '../support/deferred.js';
 import {
   claimRequests,

@@ -15,7 +15,7 @@ import {
   pgIdempotencyTable,
   postgresStore,
 } from '../../src/postgres/index.js';
-import type { IdempotencyStore, StoreExtras } from '../../src/store.js';
+import type { IdempotencyStore, StoreExtras } from '../../src/store/seam.js';
 import {
   claimRequests,
   createNodePgDb,

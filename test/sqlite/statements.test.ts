@@ -8,7 +8,7 @@
 import type { Statement } from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
-import type { IdempotencyStore, StoreExtras } from '../../src/store.js';
+import type { IdempotencyStore, StoreExtras } from '../../src/store/seam.js';
 import { KINDS, manualClock, openTestDatabase, type TestDatabase } from './helpers.js';
 
 const LEASE = 1_000;

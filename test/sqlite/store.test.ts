@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
-import { type IdempotencyStore, LeaseLostError, type StoreExtras } from '../../src/store.js';
+import { type IdempotencyStore, LeaseLostError, type StoreExtras } from '../../src/store/seam.js';
 import { deferred } from '../support/deferred.js';
 import {
   businessIds,
