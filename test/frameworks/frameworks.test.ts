@@ -15,7 +15,12 @@ import { createPayments, type PaymentsOptions } from '../../examples/frameworks/
 import { createGuard, type Guard } from '../../src/index.js';
 import { migratePostgres, pgIdempotencyTable, postgresStore } from '../../src/postgres/index.js';
 import { openSqlite, sqliteStore } from '../../src/sqlite/index.js';
-import { createNodePgDb, postgresAvailability, uniqueTableName } from '../support/postgres.js';
+import {
+  createNodePgDb,
+  dropRecordsTable,
+  postgresAvailability,
+  uniqueTableName,
+} from '../support/postgres.js';
 
 // Under CI=true an unreachable Postgres fails the run here instead of skipping.
 const pg = await postgresAvailability();
@@ -130,8 +135,11 @@ for (const framework of frameworks) {
       let close: (() => Promise<void>) | undefined;
       beforeAll(async () => {
         const { db, close: end } = createNodePgDb();
-        close = end;
         const name = uniqueTableName('frameworks');
+        close = async () => {
+          await dropRecordsTable(db, name);
+          await end();
+        };
         await migratePostgres(db, { table: name });
         const guard = createGuard({
           store: postgresStore(db, { table: pgIdempotencyTable(name) }),
