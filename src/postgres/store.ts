@@ -97,8 +97,8 @@ export function postgresStore<Db extends AnyPgDatabase>(
     typeof options.table === 'string'
       ? pgIdempotencyTable(options.table)
       : (options.table ?? idempotencyRecords);
-  // A claim of its own commits asynchronously (see `claim` in statements.ts); not when `db` is itself a
-  // transaction, whose commit (the app's writes with it) the setting would weaken.
+  // A claim of its own commits asynchronously (statements.ts, `claim`, says why); not when
+  // `db` is itself a transaction, whose commit (the app's writes with it) it would weaken.
   const statements = buildStatements(t, { asyncClaim: !is(db, PgTransaction) });
   absorbPoolConnectionErrors(db);
   const tableName = getTableName(t);
