@@ -6,17 +6,10 @@
  * the full-size storms.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresAvailability, TEST_DATABASE_URL, uniqueTableName } from '../support/postgres.js';
-import {
-  type Backend,
-  dropPostgresTables,
-  migratePostgresTables,
-  openBackend,
-  SERVER_TARGETS,
-  targetConfig,
-} from './support/backend.js';
-import { type ServerProcess, serverTargetEnv, startServer } from './support/process.js';
+import { postgresAvailability } from '../support/postgres.js';
+import { SERVER_TARGETS } from './support/backend.js';
 import { runStorm } from './support/storm.js';
+import { openStormSite, type StormSite } from './support/storm-site.js';
 
 const pg = await postgresAvailability();
 
@@ -24,36 +17,18 @@ for (const target of SERVER_TARGETS) {
   describe.skipIf(!pg.realPostgres)(
     `storm across processes, ${target.name} ${pg.skipReason ?? ''}`,
     () => {
-      const table = uniqueTableName('rel_storm');
-      let backend: Backend;
-      let servers: ServerProcess[] = [];
+      let site: StormSite;
       beforeAll(async () => {
-        await migratePostgresTables(TEST_DATABASE_URL, table);
-        backend = await openBackend({
-          kind: 'postgres',
-          location: TEST_DATABASE_URL,
-          table,
-          ...targetConfig(target),
-        });
-        const env = {
-          STORE: 'postgres',
-          LOCATION: TEST_DATABASE_URL,
-          TABLE: table,
-          ...serverTargetEnv(target),
-        } as const;
-        // DELAY_MS keeps each payment in flight long enough for duplicates to collide (409).
-        servers = await Promise.all([1, 2].map(() => startServer({ ...env, DELAY_MS: 10 })));
+        site = await openStormSite(target, { tablePrefix: 'rel_storm', processes: 2 });
       });
       afterAll(async () => {
-        await Promise.all(servers.map((server) => server.stop()));
-        await backend?.close();
-        await dropPostgresTables(TEST_DATABASE_URL, table);
+        await site?.close();
       });
 
       it('S7/S9/S10: 2 processes, 300 requests, 20% duplicates, 50 clients: one payment per key; every duplicate replayed identically or got 409', async () => {
         const figures = await runStorm({
-          urls: servers.map((server) => server.url),
-          backend,
+          urls: site.servers.map((server) => server.url),
+          backend: site.backend,
           requests: 300,
           clients: 50,
           seed: 6,
@@ -68,7 +43,7 @@ for (const target of SERVER_TARGETS) {
           lostResults: 0,
         });
         expect(figures.replays + figures.conflicts).toBe(60);
-        expect((await backend.payments()).length).toBe(240);
+        expect((await site.backend.payments()).length).toBe(240);
       }, 60_000);
     },
   );

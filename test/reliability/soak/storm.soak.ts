@@ -5,21 +5,10 @@
  * is not here: its database lives in one process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  postgresAvailability,
-  TEST_DATABASE_URL,
-  uniqueTableName,
-} from '../../support/postgres.js';
-import {
-  type Backend,
-  dropPostgresTables,
-  migratePostgresTables,
-  openBackend,
-  SERVER_TARGETS,
-  targetConfig,
-} from '../support/backend.js';
-import { type ServerProcess, serverTargetEnv, startServer } from '../support/process.js';
+import { postgresAvailability } from '../../support/postgres.js';
+import { SERVER_TARGETS } from '../support/backend.js';
 import { runStorm } from '../support/storm.js';
+import { openStormSite, type StormSite } from '../support/storm-site.js';
 import { record, soakSeed } from './figures.js';
 
 const pg = await postgresAvailability();
@@ -29,38 +18,19 @@ for (const target of SERVER_TARGETS) {
   describe.skipIf(!pg.realPostgres)(
     `soak: storms across processes, ${target.name} ${pg.skipReason ?? ''}`,
     () => {
-      const table = uniqueTableName('soak_storm');
-      let backend: Backend;
-      let servers: ServerProcess[] = [];
+      let site: StormSite;
       beforeAll(async () => {
-        await migratePostgresTables(TEST_DATABASE_URL, table);
-        backend = await openBackend({
-          kind: 'postgres',
-          location: TEST_DATABASE_URL,
-          table,
-          ...targetConfig(target),
-        });
-        const env = {
-          STORE: 'postgres',
-          LOCATION: TEST_DATABASE_URL,
-          TABLE: table,
-          ...serverTargetEnv(target),
-        } as const;
-        servers = await Promise.all(
-          Array.from({ length: PROCESSES }, () => startServer({ ...env, DELAY_MS: 10 })),
-        );
+        site = await openStormSite(target, { tablePrefix: 'soak_storm', processes: PROCESSES });
       });
       afterAll(async () => {
-        await Promise.all(servers.map((server) => server.stop()));
-        await backend?.close();
-        await dropPostgresTables(TEST_DATABASE_URL, table);
+        await site?.close();
       });
 
       for (const round of [1, 2]) {
         it(`S7/S9/S10/S24 storm ${round}: ${PROCESSES} processes, 1,500 requests, 20% duplicates, 60 clients`, async () => {
           const figures = await runStorm({
-            urls: servers.map((server) => server.url),
-            backend,
+            urls: site.servers.map((server) => server.url),
+            backend: site.backend,
             requests: 1500,
             clients: 60,
             seed: soakSeed(`storm ${round} ${target.name}`),
@@ -84,7 +54,7 @@ for (const target of SERVER_TARGETS) {
           expect(figures.doubleExecutions).toBe(0);
           expect(figures.lostResults).toBe(0);
           expect(figures.replays + figures.conflicts).toBe(figures.duplicates);
-          const rows = (await backend.payments()).filter((r) =>
+          const rows = (await site.backend.payments()).filter((r) =>
             r.key.startsWith(`storm-${round}-`),
           );
           expect(rows.length).toBe(figures.distinctKeys);
