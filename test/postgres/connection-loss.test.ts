@@ -17,9 +17,9 @@ import { rowsOf } from '../../src/postgres/db.js';
 import { type AnyPgDatabase, migratePostgres, postgresStore } from '../../src/postgres/index.js';
 import {
   createNodePgDb,
-  createPostgresJsDb,
   dropRecordsTable,
   postgresAvailability,
+  SERVER_DRIVERS,
   type TestDb,
   uniqueTableName,
 } from '../support/postgres.js';
@@ -27,20 +27,6 @@ import { type FaultProxy, startFaultProxy } from '../support/tcp-proxy.js';
 
 const pg = await postgresAvailability();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const serializable = { defaultIsolation: 'serializable' } as const;
-const drivers: { name: string; open: (url: string) => TestDb<AnyPgDatabase> }[] = [
-  { name: 'node-postgres', open: (url) => createNodePgDb({ url }) },
-  { name: 'postgres.js', open: (url) => createPostgresJsDb({ url }) },
-  {
-    name: 'node-postgres, default serializable',
-    open: (url) => createNodePgDb({ url, ...serializable }),
-  },
-  {
-    name: 'postgres.js, default serializable',
-    open: (url) => createPostgresJsDb({ url, ...serializable }),
-  },
-];
 
 /** How each fault takes the connection of the running transaction away. */
 type Fault = (context: { pid: number; proxy: FaultProxy; tx: AnyPgDatabase }) => Promise<void>;
@@ -68,7 +54,7 @@ const faults: { name: string; fault: Fault }[] = [
   },
 ];
 
-for (const driver of drivers) {
+for (const driver of SERVER_DRIVERS) {
   describe.skipIf(!pg.realPostgres)(
     `${driver.name}: connection loss mid-transaction${pg.skipReason ? ` (${pg.skipReason})` : ''}`,
     () => {
@@ -81,7 +67,7 @@ for (const driver of drivers) {
       beforeAll(async () => {
         proxy = await startFaultProxy({ host: '127.0.0.1', port: 5432 });
         direct = createNodePgDb();
-        proxied = driver.open(`postgres://postgres@127.0.0.1:${proxy.port}/test`);
+        proxied = driver.open({ url: `postgres://postgres@127.0.0.1:${proxy.port}/test` });
         await migratePostgres(direct.db, { table });
         await direct.db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
       });

@@ -20,11 +20,10 @@ import { rowsOf } from '../../src/postgres/db.js';
 import { type AnyPgDatabase, migratePostgres, postgresStore } from '../../src/postgres/index.js';
 import {
   createNodePgDb,
-  createPostgresJsDb,
   dropRecordsTable,
   postgresAvailability,
+  SERVER_DRIVERS,
   type TestDb,
-  type TestDbOptions,
   uniqueTableName,
 } from '../support/postgres.js';
 import { type FaultProxy, startFaultProxy } from '../support/tcp-proxy.js';
@@ -32,21 +31,7 @@ import { type FaultProxy, startFaultProxy } from '../support/tcp-proxy.js';
 const pg = await postgresAvailability();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const serializable = { defaultIsolation: 'serializable' } as const;
-const drivers: { name: string; open: (options: TestDbOptions) => TestDb<AnyPgDatabase> }[] = [
-  { name: 'node-postgres', open: (o) => createNodePgDb(o) },
-  { name: 'postgres.js', open: (o) => createPostgresJsDb(o) },
-  {
-    name: 'node-postgres, default serializable',
-    open: (o) => createNodePgDb({ ...o, ...serializable }),
-  },
-  {
-    name: 'postgres.js, default serializable',
-    open: (o) => createPostgresJsDb({ ...o, ...serializable }),
-  },
-];
-
-for (const driver of drivers) {
+for (const driver of SERVER_DRIVERS) {
   describe.skipIf(!pg.realPostgres)(
     `${driver.name}: a connection reset under a statement of the guarded transaction${pg.skipReason ? ` (${pg.skipReason})` : ''}`,
     () => {

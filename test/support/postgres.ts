@@ -193,3 +193,23 @@ export async function dropRecordsTable(
     await db.execute(sql.raw(`drop function if exists "${name}"`));
   }
 }
+
+/**
+ * The drivers that reach the server, each again on sessions defaulting to SERIALIZABLE
+ * (S24): where a fault that needs the server runs.
+ */
+export const SERVER_DRIVERS: {
+  name: string;
+  open(options?: TestDbOptions): TestDb<AnyPgDatabase>;
+}[] = (
+  [
+    ['node-postgres', createNodePgDb],
+    ['postgres.js', createPostgresJsDb],
+  ] as const
+).flatMap(([name, create]) => [
+  { name, open: (options: TestDbOptions = {}) => create(options) },
+  {
+    name: `${name}, default serializable`,
+    open: (options: TestDbOptions = {}) => create({ ...options, defaultIsolation: 'serializable' }),
+  },
+]);
