@@ -1,4 +1,7 @@
 /**
+ * A lost connection, from both sides: how it is recognised (`isConnectionLoss`,
+ * `isConnectionTerminated`, below), and the listeners that keep it from crashing the process.
+ *
  * node-postgres keeps an 'error' listener only on a pool's idle clients. A client checked
  * out for a transaction has none, so if its connection drops while it is checked out (a
  * guarded mutation awaiting its card processor, say, or the transaction's BEGIN), the client
@@ -39,4 +42,41 @@ export function absorbPoolConnectionErrors(db: unknown): void {
   if (!(pool instanceof EventEmitter) || !('totalCount' in pool) || absorbing.has(pool)) return;
   pool.on('connect', absorb);
   absorbing.add(pool);
+}
+
+/**
+ * Errors that mean the connection is gone: postgres.js's own codes, SQLSTATE class 08
+ * (connection exception), 57P01-57P03 (terminated by an operator, crash, shutdown), 25P03
+ * (idle_in_transaction_session_timeout), and the socket's own errors, which postgres.js
+ * passes on as they are (a reset, a broken pipe, a keepalive timeout, an unreachable
+ * network). Drizzle wraps the driver's error as `cause`.
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  return someCause(error, (e) => {
+    const code = (e as { code?: unknown }).code;
+    return typeof code === 'string' && CONNECTION_LOSS.test(code);
+  });
+}
+const CONNECTION_LOSS =
+  /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|08...|57P0[123]|25P03|E(CONNRESET|PIPE|TIMEDOUT|CONNABORTED|NETUNREACH|HOSTUNREACH|NETDOWN|HOSTDOWN))$/;
+
+/**
+ * node-postgres reports a client whose socket died without a code, only in its message
+ * ("Connection terminated", "... is not queryable"): for giving such a client back to its
+ * pool as broken.
+ */
+export function isConnectionTerminated(error: unknown): boolean {
+  return someCause(error, (e) => {
+    const message = (e as { message?: unknown }).message;
+    return typeof message === 'string' && /Connection terminated|not queryable/i.test(message);
+  });
+}
+
+/** Whether `test` holds for the error or one of its first five causes. */
+function someCause(error: unknown, test: (link: object) => boolean): boolean {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    if (test(e)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }

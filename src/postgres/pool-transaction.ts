@@ -14,9 +14,8 @@
  * connection, which makes the pool drop it instead of handing it out again. The client gets
  * its 'error' listener (connection-errors.ts) before BEGIN, not only once the callback runs.
  */
-import { absorb } from './connection-errors.js';
+import { absorb, isConnectionLoss, isConnectionTerminated } from './connection-errors.js';
 import type { AnyPgDatabase } from './db.js';
-import { isConnectionLoss } from './transaction.js';
 
 /** The parts of a pg-pool `Pool` and `PoolClient` used here. */
 interface Pool {
@@ -81,16 +80,4 @@ function isPool(client: unknown): client is Pool {
     typeof (client as Pool).connect === 'function' &&
     'totalCount' in client
   );
-}
-
-/** node-postgres reports a dead socket without a SQLSTATE: by message, on the error or its cause. */
-function isConnectionTerminated(error: unknown): boolean {
-  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
-    const message = (e as { message?: unknown }).message;
-    if (typeof message === 'string' && /Connection terminated|not queryable/i.test(message)) {
-      return true;
-    }
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }

@@ -33,6 +33,7 @@
  */
 import { IdempotencyError } from '../core/errors.js';
 import { redactStoreError } from '../core/redact.js';
+import { isConnectionLoss } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf } from './db.js';
 
 /** Starts a driver transaction and runs `callback` in it (`db.transaction`, or a savepoint). */
@@ -165,24 +166,6 @@ function fenceHandle(tx: AnyPgDatabase, life: Life): void {
       }, config),
     );
 }
-
-/**
- * Errors that mean the connection is gone: postgres.js's own codes, SQLSTATE class 08
- * (connection exception), 57P01-57P03 (terminated by an operator, crash, shutdown), 25P03
- * (idle_in_transaction_session_timeout), and the socket's own errors, which postgres.js
- * passes on as they are (a reset, a broken pipe, a keepalive timeout, an unreachable
- * network). Drizzle wraps the driver's error as `cause`.
- */
-export function isConnectionLoss(error: unknown): boolean {
-  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && CONNECTION_LOSS.test(code)) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
-const CONNECTION_LOSS =
-  /^(CONNECTION_(CLOSED|DESTROYED|ENDED)|08...|57P0[123]|25P03|E(CONNRESET|PIPE|TIMEDOUT|CONNABORTED|NETUNREACH|HOSTUNREACH|NETDOWN|HOSTDOWN))$/;
 
 /**
  * The store's answer to a statement it will not send. Its cause is the driver's failure,
