@@ -10,10 +10,12 @@ import type { CaseResult } from './results.js';
 const BASELINES: Record<string, string> = {
   'graphql.fresh': 'graphql.unguarded',
   'graphql.replay': 'graphql.unguarded',
+  'graphql.replay-floor': 'graphql.unguarded',
   'graphql.unguarded-tx': 'graphql.unguarded',
   'graphql.query-plugin': 'graphql.query-plain',
   'trpc.fresh': 'trpc.unguarded',
   'trpc.replay': 'trpc.unguarded',
+  'trpc.replay-floor': 'trpc.unguarded',
   'trpc.unguarded-tx': 'trpc.unguarded',
   'trpc.query-plugin': 'trpc.query-plain',
   'floor.insert-tx': 'floor.insert',
@@ -29,8 +31,10 @@ const BASELINES: Record<string, string> = {
 const POSTGRES_BASELINES: Record<string, string> = {
   'graphql.fresh': 'graphql.unguarded-tx',
   'graphql.replay': 'graphql.unguarded-tx',
+  'graphql.replay-floor': 'graphql.unguarded-tx',
   'trpc.fresh': 'trpc.unguarded-tx',
   'trpc.replay': 'trpc.unguarded-tx',
+  'trpc.replay-floor': 'trpc.unguarded-tx',
   'core.fresh': 'floor.insert-tx',
   'core.replay': 'floor.insert-tx',
 };

@@ -1,22 +1,24 @@
 /**
- * `npm run bench:designs`: the floor of each Postgres design, measured side by side in one
- * interleaved run (bench/measure.ts), against the unguarded mutation in its own Drizzle
- * transaction (the denominator of the Postgres goals, docs/benchmarks.md).
+ * `npm run bench:designs`: the floor of each design, measured side by side in one interleaved
+ * run (bench/measure.ts), against the unguarded mutation (the denominator of the goals,
+ * docs/benchmarks.md).
  *
- * Every design sends its statements with raw node-postgres, nothing between them (no guard,
- * no Drizzle, no fingerprint, no serializer), and as few round trips as its protocol allows,
- * so that what it costs over the baseline is the database's work and the round trips the
- * design needs: no client code can make it cheaper than this.
- *
- * - `lease, shipped statements`: the statements the store sends (claim function, BEGIN, lock
- *   function, the insert, complete function, COMMIT), one round trip each;
- * - `lease, merged round trips`: the same work in three round trips, as few as the baseline
- *   (claim + COMMIT + BEGIN + lock as one simple-protocol query; the insert; complete +
- *   COMMIT): what merging statements could save at most;
- * - `one transaction, advisory lock`: no lease and no in-flight row: BEGIN, one function that
- *   takes `pg_try_advisory_xact_lock` on the key and looks the record up, the insert, an
- *   INSERT of the complete record, COMMIT (the design docs/benchmarks.md discusses);
- * - the replays of the shipped design: the claim function, and a plain primary-key SELECT.
+ * Postgres, against the insert in its own Drizzle transaction. Raw node-postgres, nothing
+ * between the statements (bench/db/design-statements.ts says what each design sends):
+ * - `lease, shipped statements`: what the store sends, one round trip per statement;
+ * - `lease, four round trips` and `lease, three round trips`: the same work merged into
+ *   fewer simple-protocol queries; the three-trip one begins its transaction before the
+ *   claim's answer is known, so its replay (measured too) is two round trips;
+ * - `one transaction, advisory lock`: no lease and no in-flight row: BEGIN, a probe function
+ *   (the key's transaction-scoped advisory lock, then the record), the insert, an INSERT of
+ *   the complete record, COMMIT; and the same merged into three round trips;
+ * - `one transaction, claim row inside`: the claim function's INSERT as the business
+ *   transaction's first statement (no commit of its own), merged into three round trips;
+ * - the replays: the claim function, and a plain primary-key SELECT.
+ * Through Drizzle (its `db.transaction`, which sends BEGIN and COMMIT as statements of their
+ * own, and each statement prepared once as the store prepares its own): the lease and the
+ * one-transaction design, with no guard and no store code, to show what handing the work a
+ * Drizzle transaction costs each of them.
  *
  * SQLite, the same way with raw better-sqlite3 on a WAL file (as the store configures it),
  * against the unguarded insert through Drizzle (the denominator of the SQLite goals):
@@ -35,8 +37,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { sql } from 'drizzle-orm';
+import { type Query, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { migrateSqlite, openSqlite, sqliteStore } from '../src/sqlite/index.js';
+import { createProbe, designStatements, dropProbe, probeName } from './db/design-statements.js';
 import { benchTables, createTables, dropTables, nodePgDb, postgresBenchDb } from './db/postgres.js';
 import { freshKey } from './keys.js';
 import { type GroupOptions, measureGroup, type TimedCase } from './measure.js';
@@ -49,139 +53,109 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
   pool.on('connect', (client) => client.on('notice', () => {}));
   const tables = benchTables('designs');
   await createTables(db, tables);
+  await createProbe(db, tables);
   const bench = postgresBenchDb(pool, db, tables, async () => {
+    await dropProbe(db, tables);
     await dropTables(db, tables);
     await pool.end();
   });
-  const t = tables.records;
-  const probe = `${t}_probe`;
-  const insertPayment = `insert into ${tables.payments} (amount, note) values ($1, $2) returning id`;
-  /** A string literal (the merged queries use the simple protocol, which takes no parameters). */
-  const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+  const raw = designStatements(pool, tables);
+  const drizzle = drizzleDesignStatements(tables);
 
-  // The one-transaction design's probe: the key's transaction-scoped advisory lock, then the
-  // record, read after the lock is held; one function, so that its plan stays cached.
-  await db.execute(
-    sql.raw(`create or replace function "${probe}"(p_scope text, p_key text)
-    returns table (locked boolean, state text, result text) language plpgsql as $$
-    #variable_conflict use_column
-    begin
-      if not pg_try_advisory_xact_lock(hashtextextended(length(p_scope) || ':' || p_scope || p_key, 0)) then
-        return query select false, null::text, null::text;
-        return;
-      end if;
-      return query select true, r.state, r.result from "${t}" r
-        where r.scope = p_scope and r.key = p_key;
-      if not found then
-        return query select true, null::text, null::text;
-      end if;
-    end $$`),
-  );
-
-  async function onOneClient(steps: (client: import('pg').PoolClient) => Promise<void>) {
-    const client = await pool.connect();
-    try {
-      await steps(client);
-    } finally {
-      client.release();
-    }
-  }
-
+  const fresh = (label: string, design: (key: string) => Promise<unknown>) => () =>
+    design(freshKey(label));
   const cases: TimedCase[] = [
     { id: 'baseline: insert in a Drizzle transaction', run: () => bench.insertInTransaction(42) },
+    { id: 'baseline: insert, raw BEGIN/COMMIT', run: raw.baselineRaw },
+    { id: 'lease, shipped statements', run: fresh('lease', raw.leaseShipped) },
+    { id: 'lease, four round trips', run: fresh('lease4', raw.leaseFourTrips) },
+    { id: 'lease, three round trips', run: fresh('lease3', raw.leaseThreeTrips) },
     {
-      id: 'baseline: insert, raw BEGIN/COMMIT',
-      run: () =>
-        onOneClient(async (c) => {
-          await c.query('begin');
-          await c.query(insertPayment, [42, 'bench']);
-          await c.query('commit');
-        }),
-    },
-    {
-      id: 'lease, shipped statements',
+      id: 'lease, in a Drizzle transaction',
       run: async () => {
-        const key = freshKey('lease');
-        await pool.query(
-          `select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`,
-          ['bench', key],
-        );
-        await onOneClient(async (c) => {
-          await c.query('begin isolation level read committed');
-          await c.query(`select * from "${t}_lock"($1, $2, 'tok')`, ['bench', key]);
-          await c.query(insertPayment, [42, 'bench']);
-          await c.query(
-            `select "${t}_complete"($1, $2, 'tok', 'committed', '{"id":1}', 86400000)`,
-            ['bench', key],
-          );
-          await c.query('commit');
+        const key = freshKey('lease-drizzle');
+        await drizzle.prepare(db, drizzle.claim).execute({ key });
+        await db.transaction(async (tx) => {
+          await drizzle.prepare(tx, drizzle.lock).execute({ key });
+          await bench.insertTx(tx, 42);
+          await drizzle.prepare(tx, drizzle.complete).execute({ key });
         });
       },
     },
+    { id: 'one transaction, advisory lock', run: fresh('lock', raw.oneTransaction) },
     {
-      id: 'lease, merged round trips',
-      run: () =>
-        onOneClient(async (c) => {
-          const key = literal(freshKey('merged'));
-          await c.query(
-            `select * from "${t}_claim"('bench', ${key}, 'f', 'pay', 'tok', 30000, 86400000, true);
-             commit; begin isolation level read committed;
-             select * from "${t}_lock"('bench', ${key}, 'tok')`,
-          );
-          await c.query(insertPayment, [42, 'bench']);
-          await c.query(
-            `select "${t}_complete"('bench', ${key}, 'tok', 'committed', '{"id":1}', 86400000); commit`,
-          );
-        }),
+      id: 'one transaction, advisory lock, three round trips',
+      run: fresh('lock3', raw.oneTransactionMerged),
     },
     {
-      id: 'one transaction, advisory lock',
+      id: 'one transaction, claim row inside, three round trips',
+      run: fresh('inside3', raw.claimInTransactionMerged),
+    },
+    {
+      id: 'one transaction, advisory lock, in a Drizzle transaction',
       run: () =>
-        onOneClient(async (c) => {
-          const key = freshKey('lock');
-          await c.query('begin isolation level read committed');
-          await c.query(`select * from "${probe}"($1, $2)`, ['bench', key]);
-          await c.query(insertPayment, [42, 'bench']);
-          await c.query(
-            `insert into "${t}" (scope, key, fingerprint, operation, state, outcome, result, expires_at)
-             values ($1, $2, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day')`,
-            ['bench', key],
-          );
-          await c.query('commit');
+        db.transaction(async (tx) => {
+          const key = freshKey('lock-drizzle');
+          await drizzle.prepare(tx, drizzle.probe).execute({ key });
+          await bench.insertTx(tx, 42);
+          await drizzle.prepare(tx, drizzle.record).execute({ key });
         }),
     },
   ];
 
+  // Records the replays read: one claimed and completed as the lease designs leave it.
   const replayKey = freshKey('replay');
-  await pool.query(`select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`, [
-    'bench',
-    replayKey,
-  ]);
+  await raw.leaseShipped(replayKey);
   cases.push(
+    { id: 'replay: the claim function', run: () => raw.claimReplay(replayKey) },
     {
-      id: 'replay: the claim function',
-      run: () =>
-        pool.query(`select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`, [
-          'bench',
-          replayKey,
-        ]),
+      id: 'replay, lease in three round trips: the merged query, ROLLBACK',
+      run: () => raw.leaseThreeTripsReplay(replayKey),
     },
     {
-      id: 'replay floor: a primary-key SELECT',
-      run: () =>
-        pool.query(`select fingerprint, state, result from "${t}" where scope = $1 and key = $2`, [
-          'bench',
-          replayKey,
-        ]),
+      id: 'replay, claim row inside: BEGIN with the claim (ROLLBACK after the answer)',
+      run: () => raw.claimInTransactionReplay(replayKey),
     },
+    { id: 'replay floor: a primary-key SELECT', run: () => raw.primaryKeySelect(replayKey) },
   );
   return {
     cases,
     close: async () => {
-      // A fresh client: a failed case may have left its own in an aborted transaction.
-      await pool.query(`drop function if exists "${probe}"`).catch(() => {});
       await bench.close();
     },
+  };
+}
+
+/**
+ * The designs' statements for Drizzle, built once with a `key` placeholder and prepared on a
+ * handle's session per call, as the store prepares its own inside a transaction.
+ */
+function drizzleDesignStatements(tables: { records: string; payments: string }) {
+  interface Session {
+    prepareQuery(query: Query, ...rest: unknown[]): { execute(values: unknown): Promise<unknown> };
+  }
+  const dialect = new PgDialect();
+  const t = tables.records;
+  const key = sql.placeholder('key');
+  const fn = (suffix: string) => sql.identifier(`${t}_${suffix}`);
+  const record = dialect.sqlToQuery(
+    sql`insert into ${sql.identifier(t)} (scope, key, fingerprint, operation, state, outcome, result, expires_at)
+      values ('bench', ${key}, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day')`,
+  );
+  return {
+    prepare: (handle: { _: { session: unknown } }, query: Query) =>
+      (handle._.session as Session).prepareQuery(query, undefined, undefined, false),
+    claim: dialect.sqlToQuery(
+      sql`select * from ${fn('claim')}('bench', ${key}::text, 'f', 'pay', 'tok', 30000, 86400000, true)`,
+    ),
+    lock: dialect.sqlToQuery(sql`select * from ${fn('lock')}('bench', ${key}::text, 'tok')`),
+    complete: dialect.sqlToQuery(
+      sql`select ${fn('complete')}('bench', ${key}::text, 'tok', 'committed', '{"id":1}', 86400000)`,
+    ),
+    probe: dialect.sqlToQuery(
+      sql`select * from ${sql.identifier(probeName(tables))}('bench', ${key}::text)`,
+    ),
+    record,
   };
 }
 

@@ -7,7 +7,29 @@ import autocannon from 'autocannon';
 import { PAY_BODY } from './apps/yoga.js';
 import { freshKey } from './keys.js';
 
-export type LoadVariant = 'unguarded' | 'distinct' | 'duplicates';
+/**
+ * `unguarded`, `distinct` and `duplicates` are the goal's runs; the `design-*` runs load the
+ * servers that send a design's statements with no guard (bench/server.ts): how much
+ * throughput that design leaves at most.
+ */
+export type LoadVariant =
+  | 'unguarded'
+  | 'distinct'
+  | 'duplicates'
+  | 'design-lock'
+  | 'design-claim-inside';
+
+/** Where each variant's requests go (bench/server.ts). */
+const PATHS: Record<LoadVariant, string> = {
+  unguarded: '/plain',
+  distinct: '/graphql',
+  duplicates: '/graphql',
+  'design-lock': '/design-lock',
+  'design-claim-inside': '/design-claim-inside',
+};
+
+/** Only the guarded runs carry a key; the design servers make their own. */
+const KEYED: ReadonlySet<LoadVariant> = new Set(['distinct', 'duplicates']);
 
 export interface LoadSamples {
   /** Milliseconds per response. */
@@ -53,12 +75,12 @@ export function runLoad(
         requests: [
           {
             method: 'POST',
-            path: variant === 'unguarded' ? '/plain' : '/graphql',
+            path: PATHS[variant],
             body: PAY_BODY,
             headers,
             // Only guarded runs carry a key; an explicit `undefined` would replace
             // autocannon's default setupRequest and crash it.
-            ...(variant === 'unguarded'
+            ...(!KEYED.has(variant)
               ? {}
               : {
                   setupRequest: (request: autocannon.Request) => ({

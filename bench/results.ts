@@ -1,5 +1,6 @@
 /** The shape of bench/results/latest.json, shared by the runner, the goals and the reports. */
 import type { DesignResult } from './designs.js';
+import type { LoadVariant } from './load.js';
 
 export interface CaseResult {
   /** `<db>.<group>.<case>`, e.g. `sqlite.graphql.fresh`. */
@@ -17,7 +18,7 @@ export interface CaseResult {
 export interface HttpCaseResult {
   id: string;
   processes: number;
-  variant: 'unguarded' | 'distinct' | 'duplicates';
+  variant: LoadVariant;
   requestsPerSecond: number;
   medianMs: number;
   p99Ms: number;
@@ -42,6 +43,12 @@ export interface GoalCheck {
   met: boolean;
   /** Shown beside the value: the p99s of an HTTP goal. */
   note?: string;
+  /**
+   * `best`: the best any guarded call could do, measured in the same run against the same baseline:
+   * the least a replay through the framework costs (its `replay-floor` case), or the most
+   * throughput the cheapest designs leave over HTTP (the `design-*` servers).
+   */
+  best?: { subject: string; value: number; reachable: boolean };
 }
 
 export interface BenchReport {

@@ -5,13 +5,23 @@
  * server at /graphql and the same server without the plugin at /plain, so guarded and
  * unguarded load runs alternate against the same processes.
  *
- * Started by bench/cases/http.ts as `node --import tsx bench/server.ts`; the tables must
- * exist (the runner creates and drops them). Prints `ready` once every worker listens.
+ * Two more servers without the plugin send a design's statements straight from the resolver
+ * (bench/db/design-statements.ts), each call with a fresh key of its own: /design-lock (one
+ * transaction, advisory lock, three round trips) and /design-claim-inside (the claim row
+ * inside the business transaction, three round trips). What they serve is the most any
+ * guarded server on that design could.
+ *
+ * Started by bench/cases/http.ts as `node --import tsx bench/server.ts`; the tables (and the
+ * design's probe function) must exist: the runner creates and drops them. Prints `ready` once
+ * every worker listens.
  */
 import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import { yogaApps } from './apps/yoga.js';
+import { designStatements } from './db/design-statements.js';
 import { nodePgDb, postgresBenchDb } from './db/postgres.js';
+import type { BenchDb } from './db/types.js';
+import { freshKey } from './keys.js';
 
 const port = Number(process.env.BENCH_PORT);
 const workers = Number(process.env.BENCH_WORKERS ?? 1);
@@ -44,8 +54,24 @@ if (cluster.isPrimary) {
   const { pool, db } = nodePgDb(POOL_SIZE);
   const bench = postgresBenchDb(pool, db, tables, () => pool.end());
   const { plain, guarded } = yogaApps(bench, { plain: '/plain', guarded: '/graphql' });
+  const designs = designStatements(pool, tables);
+  // The plain server, its business write replaced by a design's statements.
+  const designServer = (path: string, design: (key: string) => Promise<unknown>) => {
+    const db: BenchDb = {
+      ...(bench as BenchDb),
+      insert: async () => {
+        await design(freshKey('http-design'));
+        return 0;
+      },
+    };
+    return yogaApps(db, { plain: path, guarded: path }).plain;
+  };
+  const lock = designServer('/design-lock', designs.oneTransactionMerged);
+  const claimInside = designServer('/design-claim-inside', designs.claimInTransactionMerged);
   createServer((req, res) => {
     if (req.url?.startsWith('/plain')) plain(req, res);
+    else if (req.url?.startsWith('/design-lock')) lock(req, res);
+    else if (req.url?.startsWith('/design-claim-inside')) claimInside(req, res);
     else guarded(req, res);
   }).listen(port, '127.0.0.1');
 }

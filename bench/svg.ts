@@ -2,7 +2,9 @@
  * docs/benchmark-ratios.svg, written by hand: one bar per goal check, each drawn as how far it
  * is from its goal (measured ÷ limit for a cost, limit ÷ measured for a throughput), so every
  * goal line falls on the same vertical at 1 and shorter is always better. The label keeps the
- * real value and limit. Bars past the right edge are cut and marked.
+ * real value and limit. Bars past the right edge are cut and marked. Where the run measured
+ * the best any guarded call could do (a goal's `best`), a black tick marks it on the bar's row:
+ * a tick right of the goal line means the goal is out of reach.
  */
 import { shortfall } from './goals.js';
 import type { GoalCheck } from './results.js';
@@ -27,12 +29,17 @@ export function ratiosSvg(goals: readonly GoalCheck[], subtitle: string): string
         ? `<text x="${x(MAX_SCALE) + 4}" y="${y + 14}" fill="${colour}">»</text>`
         : '';
     const value = `${goal.value.toFixed(2)}× (${goal.bound === 'at most' ? '≤' : '≥'} ${goal.limit}×)`;
+    const bestX = goal.best && x(shortfall({ ...goal, value: goal.best.value })).toFixed(1);
+    const best = bestX
+      ? `<line x1="${bestX}" y1="${y + 1}" x2="${bestX}" y2="${y + ROW - 1}" stroke="#000" stroke-width="3"/>`
+      : '';
     // The limit is in the value column; the baseline tells the goals of one case apart.
     const label = `${goal.subject} vs ${shortAgainst(goal)}`;
     return [
       `<text x="${LABEL_WIDTH - 8}" y="${y + 14}" text-anchor="end">${escapeXml(label)}</text>`,
       `<rect x="${LABEL_WIDTH}" y="${y + 4}" width="${(x(scaled) - LABEL_WIDTH).toFixed(1)}" height="${ROW - 8}" fill="${colour}" opacity="0.8"/>`,
       cut,
+      best,
       `<text x="${WIDTH - VALUE_WIDTH}" y="${y + 14}">${escapeXml(value)} ${goal.met ? 'met' : 'not met'}</text>`,
     ].join('');
   });
@@ -54,7 +61,7 @@ ${rows.join('\n')}
 <text x="${goalX}" y="${TOP - 8}" text-anchor="middle">goal</text>
 <line x1="${LABEL_WIDTH}" y1="${bottom}" x2="${x(MAX_SCALE)}" y2="${bottom}" stroke="#999"/>
 ${ticks}
-<text x="${LABEL_WIDTH + plotWidth / 2}" y="${bottom + 32}" text-anchor="middle" fill="#555">measured ÷ limit (throughput: limit ÷ measured)</text>
+<text x="${LABEL_WIDTH + plotWidth / 2}" y="${bottom + 32}" text-anchor="middle" fill="#555">measured ÷ limit (throughput: limit ÷ measured); black tick: the best possible, same run</text>
 </svg>
 `;
 }

@@ -1,12 +1,13 @@
 /**
  * Over loopback HTTP on Postgres: 64 connections against the bench server (bench/server.ts)
- * in 1 and then 2 processes. Per process count, the three variants (unguarded, guarded with
- * distinct keys, guarded with 10% duplicate keys) alternate in rounds, as the in-process
- * cases do, after a discarded warm-up.
+ * in 1 and then 2 processes. Per process count, the variants (unguarded, guarded with
+ * distinct keys, guarded with 10% duplicate keys, and the two design servers) alternate in
+ * rounds, as the in-process cases do, after a discarded warm-up.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { createProbe, dropProbe } from '../db/design-statements.js';
 import { benchTables, createTables, dropTables, nodePgDb } from '../db/postgres.js';
 import { type LoadSamples, type LoadVariant, runLoad } from '../load.js';
 import { summarize } from '../measure.js';
@@ -31,13 +32,20 @@ export interface HttpResult {
   errors: number;
 }
 
-const VARIANTS: readonly LoadVariant[] = ['unguarded', 'distinct', 'duplicates'];
+const VARIANTS: readonly LoadVariant[] = [
+  'unguarded',
+  'distinct',
+  'duplicates',
+  'design-lock',
+  'design-claim-inside',
+];
 const SERVER = fileURLToPath(new URL('../server.ts', import.meta.url));
 
 export async function httpCases(options: HttpOptions): Promise<HttpResult[]> {
   const { db, pool } = nodePgDb(2);
   const tables = benchTables('bench_http');
   await createTables(db, tables);
+  await createProbe(db, tables);
   const results: HttpResult[] = [];
   try {
     for (const processes of options.processes) {
@@ -65,6 +73,7 @@ export async function httpCases(options: HttpOptions): Promise<HttpResult[]> {
       }
     }
   } finally {
+    await dropProbe(db, tables);
     await dropTables(db, tables);
     await pool.end();
   }

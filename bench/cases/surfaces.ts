@@ -4,8 +4,14 @@
  * Per surface and database: the mutation unguarded (autocommit, and in a transaction of its
  * own), guarded with a fresh key, a replay, and a query on the server with and without the
  * plugin (pass-through, SPEC S17).
+ *
+ * And the replay's floor: the same mutation on a server without the plugin whose resolver
+ * only reads the record the replay reads (the store's `read`, one primary-key SELECT). A
+ * replay through the framework goes through at least this: the request, the framework's
+ * handling of a mutation and its answer, and one read of the record.
  */
 
+import type { StoreExtras } from '../../src/store/index.js';
 import { TRPC_PAY_BODY, trpcApps } from '../apps/trpc.js';
 import { PAY_BODY, PING_BODY, yogaApps } from '../apps/yoga.js';
 import type { BenchDb } from '../db/types.js';
@@ -21,8 +27,26 @@ export interface Surface {
   /** The plain server whose mutation writes in a transaction of its own. */
   plainTx: Handler;
   guarded: Handler;
+  /** The plain server whose mutation only reads one record (the replay floor). */
+  readOnly: (replayKey: string) => Handler;
   mutation: (key?: string) => Request;
   query: () => Request;
+}
+
+/**
+ * The database with a business write that only reads the replay's record, as the store reads
+ * it: the plain servers built on it answer the mutation at a replay's floor.
+ */
+function readingDb<Tx>(db: BenchDb<Tx>, replayKey: string): BenchDb<Tx> {
+  const store = db.store as BenchDb<Tx>['store'] & StoreExtras;
+  return {
+    ...db,
+    insert: async () => {
+      const record = await store.read({ scope: 'bench', key: replayKey });
+      if (!record) throw new Error('bench: the replay record is missing');
+      return 0;
+    },
+  };
 }
 
 export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
@@ -43,6 +67,10 @@ export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
     plain: (request) => plain.fetch(request),
     plainTx: (request) => plainTx.fetch(request),
     guarded: (request) => guarded.fetch(request),
+    readOnly: (replayKey) => {
+      const { plain: reading } = yogaApps(readingDb(db, replayKey));
+      return (request) => reading.fetch(request);
+    },
     mutation: (key) => post(PAY_BODY, key),
     query: () => post(PING_BODY),
   };
@@ -56,6 +84,7 @@ export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
     plain,
     plainTx,
     guarded,
+    readOnly: (replayKey) => trpcApps(readingDb(db, replayKey)).plain,
     mutation: (key) =>
       new Request('http://bench/trpc/pay', {
         method: 'POST',
@@ -69,7 +98,7 @@ export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
   };
 }
 
-/** The six cases of one surface on one database; ids are `<surface>.<case>`. */
+/** The seven cases of one surface on one database; ids are `<surface>.<case>`. */
 export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
   const replayKey = freshKey(`${surface.id}-replay`);
   // The record every replay reads, created once and checked to be a fresh run.
@@ -77,6 +106,8 @@ export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
   await expectAnswer(surface.guarded, surface.mutation(replayKey), 'true');
   await expectAnswer(surface.plain, surface.mutation(), null);
   await expectAnswer(surface.plainTx, surface.mutation(), null);
+  const readOnly = surface.readOnly(replayKey);
+  await expectAnswer(readOnly, surface.mutation(), null);
 
   const call = (handler: Handler, request: () => Request) => async () => {
     const response = await handler(request());
@@ -93,6 +124,7 @@ export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
       run: call(surface.guarded, () => surface.mutation(freshKey(surface.id))),
     },
     { id: id('replay'), run: call(surface.guarded, () => surface.mutation(replayKey)) },
+    { id: id('replay-floor'), run: call(readOnly, () => surface.mutation()) },
     { id: id('query-plain'), run: call(surface.plain, surface.query) },
     { id: id('query-plugin'), run: call(surface.guarded, surface.query) },
   ];
