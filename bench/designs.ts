@@ -5,10 +5,12 @@
  *
  * Postgres, against the insert in its own Drizzle transaction. Raw node-postgres, nothing
  * between the statements (bench/db/design-statements.ts says what each design sends):
- * - `lease, shipped statements`: what the store sends, one round trip per statement;
- * - `lease, four round trips` and `lease, three round trips`: the same work merged into
- *   fewer simple-protocol queries; the three-trip one begins its transaction before the
- *   claim's answer is known, so its replay (measured too) is two round trips;
+ * - `lease, a round trip per statement`: the store's statements as it sends them on
+ *   postgres.js and PGlite (and a single pg.Client);
+ * - `lease, four round trips`: as it sends them on a node-postgres Pool (BEGIN with the lock,
+ *   the completion with COMMIT, src/postgres/pool-transaction.ts);
+ * - `lease, three round trips`: the claim merged in too; it begins its transaction before
+ *   the claim's answer is known, so its replay (measured too) is two round trips;
  * - `one transaction, advisory lock`: no lease and no in-flight row: BEGIN, a probe function
  *   (the key's transaction-scoped advisory lock, then the record), the insert, an INSERT of
  *   the complete record, COMMIT; and the same merged into three round trips;
@@ -67,8 +69,14 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
   const cases: TimedCase[] = [
     { id: 'baseline: insert in a Drizzle transaction', run: () => bench.insertInTransaction(42) },
     { id: 'baseline: insert, raw BEGIN/COMMIT', run: raw.baselineRaw },
-    { id: 'lease, shipped statements', run: fresh('lease', raw.leaseShipped) },
-    { id: 'lease, four round trips', run: fresh('lease4', raw.leaseFourTrips) },
+    {
+      id: 'lease, a round trip per statement (as the store on postgres.js)',
+      run: fresh('lease', raw.leaseShipped),
+    },
+    {
+      id: 'lease, four round trips (as the store on a node-postgres Pool)',
+      run: fresh('lease4', raw.leaseFourTrips),
+    },
     { id: 'lease, three round trips', run: fresh('lease3', raw.leaseThreeTrips) },
     {
       id: 'lease, in a Drizzle transaction',

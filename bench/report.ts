@@ -234,18 +234,19 @@ ${designsTable(report.designs)}
 
 How to read it against the goals:
 
-- **Postgres, "lease, shipped statements"** is what the store sends: the claim (its own
-  transaction, committed asynchronously), \`BEGIN\`, the row lock, the insert, the fenced
-  completion, \`COMMIT\`, each one round trip. Every statement is one call of a PL/pgSQL
-  function whose plan the server keeps (0.1.0 parsed and planned each on every call).
-- **The lease cannot meet both Postgres goals, however its statements are sent.** "Four round
-  trips" merges \`BEGIN\` with the lock and the completion with \`COMMIT\` (simple-protocol
-  queries): the most merging can save while a replay stays one round trip, and still above
-  1.35×. "Three round trips" also sends the claim, its \`COMMIT\`, \`BEGIN\` and the lock as
-  one query, before the claim's answer is known: its fresh call reaches the line, but then
-  every replay has begun a transaction it must roll back first, two round trips, above 0.4×
-  (its replay row). The claim's own commit and the lock are work the unguarded insert does
-  not do.
+- **Postgres, the lease as shipped.** The store sends the claim (its own transaction,
+  committed asynchronously), then the business transaction: \`BEGIN\`, the row lock, the
+  work, the fenced completion, \`COMMIT\`. Every statement of its own is one call of a
+  PL/pgSQL function whose plan the server keeps (0.1.0 parsed and planned each on every call).
+  On postgres.js and PGlite each is a round trip of its own; on a node-postgres Pool the store
+  merges \`BEGIN\` with the lock and the completion with \`COMMIT\` (simple-protocol
+  queries): four round trips in all, the most merging can save while a replay stays one.
+- **The lease cannot meet both Postgres goals, however its statements are sent.** Four round
+  trips stay above 1.35×. "Three round trips" also sends the claim, its \`COMMIT\`, \`BEGIN\`
+  and the lock as one query, before the claim's answer is known: its fresh call reaches the
+  line, but then every replay has begun a transaction it must roll back first, two round
+  trips, above 0.4× (its replay row). The claim's own commit and the lock are work the
+  unguarded insert does not do.
 - **Inside Drizzle's \`db.transaction\` no design meets the fresh goal.** Drizzle sends
   \`BEGIN\` and \`COMMIT\` as statements of their own; with them, even the one-transaction
   design (no lease, no claim commit) costs well above 1.35× (the "in a Drizzle transaction"

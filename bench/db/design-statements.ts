@@ -6,8 +6,8 @@
  * the cheapest of them, so that the same design is measured in process and over HTTP.
  *
  * "Merged" designs send several statements as one simple-protocol query, which takes no
- * parameters: their values go in as literals. Only node-postgres can send such a query
- * inside a transaction it hands out; it is a measurement, not something the store does.
+ * parameters: their values go in as literals (the store does so on a node-postgres Pool,
+ * src/postgres/pool-transaction.ts).
  */
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
@@ -81,7 +81,10 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
         await c.query('commit');
       }),
 
-    /** What the store sends: the claim, BEGIN, the lock, the insert, the completion, COMMIT. */
+    /**
+     * What the store sends on postgres.js and PGlite: the claim, BEGIN, the lock, the insert,
+     * the completion, COMMIT, one round trip each.
+     */
     leaseShipped: async (key: string) => {
       await pool.query(claim, ['bench', key]);
       await onOneClient(async (c) => {
@@ -97,9 +100,9 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     },
 
     /**
-     * The lease in four round trips, a replay still one: the claim on its own (its answer
-     * decides whether a transaction is begun at all), BEGIN with the lock, the insert, the
-     * completion with COMMIT.
+     * The lease in four round trips, a replay still one, as the store sends it on a
+     * node-postgres Pool: the claim on its own (its answer decides whether a transaction is
+     * begun at all), BEGIN with the lock, the insert, the completion with COMMIT.
      */
     leaseFourTrips: async (key: string) => {
       await pool.query(claim, ['bench', key]);

@@ -1,19 +1,36 @@
 /**
- * A transaction on a node-postgres Pool that always gives its client back.
+ * The guarded transaction on a node-postgres Pool: in as few round trips as node-postgres
+ * allows, and always giving its client back.
  *
- * Drizzle's node-postgres `db.transaction` checks a client out of the pool and sends BEGIN
- * before its try/finally: when BEGIN fails (the client's connection died between checkout
- * and BEGIN, as in an outage or a network blip), the client is never released. Each such
- * failure takes one slot of the pool for good; after as many as the pool has, every guarded
- * mutation waits for a client until its timeout and answers 503 long after the database is
- * back (SPEC S15 asks for fail-closed, not for staying closed), and `pool.end()` never returns.
+ * Round trips. node-postgres sends one statement per round trip, and Drizzle's
+ * `db.transaction` sends BEGIN and COMMIT as statements of their own, so the guarded
+ * transaction took five (BEGIN, the lock, the work's insert, the completion, COMMIT) where the
+ * unguarded one takes three. Here BEGIN and the lock go as one simple-protocol query, and the
+ * completion and COMMIT as another: the store's statements ride on round trips the
+ * transaction makes anyway. A simple-protocol query takes no parameters, so their values are
+ * literals, escaped by node-postgres's own `escapeLiteral`. The work still gets a Drizzle
+ * transaction (a `NodePgTransaction` over the client), as `db.transaction` would give it.
  *
- * So for a Pool the store checks the client out itself and runs Drizzle's transaction on a
- * session bound to that one client (Drizzle then neither checks out nor releases), and gives
- * the client back in its own `finally`: with the error when the transaction failed on a dead
- * connection, which makes the pool drop it instead of handing it out again. The client gets
- * its 'error' listener (connection-errors.ts) before BEGIN, not only once the callback runs.
+ * The completion is deferred to COMMIT (`defer`): the guard's fenced `complete` inside the
+ * transaction records it here and is told it held, which it must, because the lock taken at
+ * BEGIN keeps the record ours until the transaction ends (SPEC S8, S11). Should it not hold
+ * all the same, the COMMIT must not happen: the completing query divides by the completion's
+ * answer (`1 / done::int`), so a completion that matched nothing fails with division_by_zero
+ * before COMMIT, the transaction rolls back, and the caller gets `LeaseLostError`, as when
+ * the completion itself answers false.
+ *
+ * The client. Drizzle's node-postgres `db.transaction` checks a client out of the pool and
+ * sends BEGIN before its try/finally: when BEGIN fails (the client's connection died between
+ * checkout and BEGIN, as in an outage or a network blip), the client is never released. Each
+ * such failure takes one slot of the pool for good; after as many as the pool has, every
+ * guarded mutation waits for a client until its timeout and answers 503 long after the
+ * database is back (SPEC S15 asks for fail-closed, not for staying closed). So the client is
+ * checked out and given back here, in a `finally`: with the error when the transaction failed
+ * on a dead connection, which makes the pool drop it instead of handing it out again. It gets
+ * its 'error' listener (connection-errors.ts) before BEGIN.
  */
+import type { CompletionRecord, Fence } from '../store/seam.js';
+import { LeaseLostError } from '../store/seam.js';
 import { absorb, isConnectionLoss, isConnectionTerminated } from './connection-errors.js';
 import type { AnyPgDatabase } from './db.js';
 
@@ -23,7 +40,12 @@ interface Pool {
   totalCount: number;
 }
 interface PoolClient {
+  query(text: string): Promise<QueryResult | QueryResult[]>;
+  escapeLiteral(value: string): string;
   release(error?: Error | boolean): void;
+}
+interface QueryResult {
+  rows: unknown[];
 }
 /** Drizzle's NodePgSession: its constructor and the fields a second one over a client needs. */
 interface NodePgSession {
@@ -37,40 +59,159 @@ interface NodePgSession {
   dialect: unknown;
   schema: unknown;
   options: unknown;
-  transaction<T>(work: (tx: AnyPgDatabase) => Promise<T>, config?: unknown): Promise<T>;
+}
+/** Drizzle's NodePgTransaction, loaded only once a node-postgres Pool is in use. */
+type NodePgTransaction = new (dialect: unknown, session: NodePgSession, schema: unknown) => unknown;
+
+/** The store's statements as literal SQL, for the merged queries (statements.ts). */
+export interface MergedStatements {
+  /** The lock of the fence: a row when our token still holds the record. */
+  lock(fence: Fence, literal: (value: string) => string): string;
+  /** The fenced completion, as a boolean expression. */
+  complete(fence: Fence, completion: CompletionRecord, literal: (value: string) => string): string;
 }
 
-/**
- * For a Drizzle database on a node-postgres Pool: a `db.transaction` replacement that always
- * releases its client. Undefined for any other database (postgres.js, PGlite, a pg.Client).
- */
-export function poolTransaction(
+export interface PoolTransactions {
+  /**
+   * Runs `work` in a READ COMMITTED transaction that holds the fence's record locked for its
+   * whole life; throws `LeaseLostError` without running `work` when the claim is no longer ours.
+   */
+  run<T>(fence: Fence, work: (tx: AnyPgDatabase) => Promise<T>): Promise<T>;
+  /**
+   * Defers the fenced completion of `tx`'s own claim to its COMMIT. `true`: deferred (it
+   * holds, see above); `false`: that claim was completed in `tx` already (as a second fenced
+   * UPDATE would answer); `undefined`: `tx` is not one of ours or `fence` is not its claim.
+   */
+  defer(tx: unknown, fence: Fence, completion: CompletionRecord): boolean | undefined;
+}
+
+/** SQLSTATE 22012: what the completing query raises when the completion matched nothing. */
+const DIVISION_BY_ZERO = '22012';
+
+/** For a Drizzle database on a node-postgres Pool, its guarded transactions; else undefined. */
+export function poolTransactions(
   db: AnyPgDatabase,
-): (<T>(work: (tx: AnyPgDatabase) => Promise<T>, config?: unknown) => Promise<T>) | undefined {
+  statements: MergedStatements,
+): PoolTransactions | undefined {
   const session = db._.session as unknown as NodePgSession;
   if (!isPool(session.client)) return undefined;
   const pool = session.client;
-  return async function transactionOnOwnClient<T>(
-    work: (tx: AnyPgDatabase) => Promise<T>,
-    config?: unknown,
-  ): Promise<T> {
-    const client = await pool.connect();
-    // Before BEGIN: a client the pool connected before the store existed has no listener yet,
-    // and its connection dying under BEGIN would otherwise crash the process.
-    absorb(client);
-    const own = new session.constructor(client, session.dialect, session.schema, session.options);
-    let lost: Error | undefined;
-    try {
-      return await own.transaction(work, config);
-    } catch (error) {
-      if (isConnectionLoss(error) || isConnectionTerminated(error)) {
-        lost = error instanceof Error ? error : new Error(String(error));
-      }
-      throw error;
-    } finally {
-      client.release(lost);
-    }
+  /** The transaction each open handle belongs to, and the completion it defers. */
+  const open = new WeakMap<object, { fence: Fence; completion?: CompletionRecord }>();
+  // Imported when first needed: `drizzle-orm/node-postgres` imports `pg`, which a postgres.js
+  // or PGlite user need not have (and here, with a node-postgres Pool, is installed).
+  let transactionClass: Promise<NodePgTransaction> | undefined;
+  const loadTransactionClass = () => {
+    transactionClass ??= import('drizzle-orm/node-postgres').then(
+      (module) => module.NodePgTransaction as unknown as NodePgTransaction,
+    );
+    return transactionClass;
   };
+
+  return {
+    async run<T>(fence: Fence, work: (tx: AnyPgDatabase) => Promise<T>): Promise<T> {
+      const Transaction = await loadTransactionClass();
+      const client = await pool.connect();
+      // Before BEGIN: a client the pool connected before the store existed has no listener
+      // yet, and its connection dying under BEGIN would otherwise crash the process.
+      absorb(client);
+      const literal = (value: string) => client.escapeLiteral(value);
+      const own = new session.constructor(client, session.dialect, session.schema, session.options);
+      const tx = new Transaction(session.dialect, own, session.schema) as AnyPgDatabase;
+      const state: { fence: Fence; completion?: CompletionRecord } = { fence };
+      let lost: Error | undefined;
+      try {
+        const opened = await inTransaction(
+          client,
+          `begin isolation level read committed; ${statements.lock(fence, literal)}`,
+        );
+        const locked = Array.isArray(opened) ? opened[1] : undefined;
+        if (!locked) {
+          await rollBack(client);
+          throw new Error(
+            'mutation-guard/postgres: BEGIN and the lock did not answer as two statements.',
+          );
+        }
+        if (locked.rows.length === 0) {
+          await rollBack(client);
+          throw new LeaseLostError();
+        }
+        open.set(tx, state);
+        let value: T;
+        try {
+          value = await work(tx);
+        } catch (error) {
+          // As Drizzle's `db.transaction` does: a ROLLBACK that fails (the connection went,
+          // under the work's statement or since) is the error that counts, a store failure
+          // (S15), not the work's own.
+          throw (await rollBack(client)) ?? error;
+        }
+        const { completion } = state;
+        await inTransaction(
+          client,
+          completion
+            ? `select 1 / (${statements.complete(fence, completion, literal)})::int; commit`
+            : 'commit',
+        ).catch((error: unknown) => {
+          if (codeOf(error) === DIVISION_BY_ZERO && completion) throw new LeaseLostError();
+          throw error;
+        });
+        return value;
+      } catch (error) {
+        if (isConnectionLoss(error) || isConnectionTerminated(error)) {
+          lost = error instanceof Error ? error : new Error(String(error));
+        }
+        throw error;
+      } finally {
+        open.delete(tx);
+        client.release(lost);
+      }
+    },
+
+    defer(tx: unknown, fence: Fence, completion: CompletionRecord): boolean | undefined {
+      const state = typeof tx === 'object' && tx !== null ? open.get(tx) : undefined;
+      if (!state || !sameFence(state.fence, fence)) return undefined;
+      if (state.completion) return false;
+      state.completion = completion;
+      return true;
+    },
+  };
+}
+
+/** Sends a query of the open transaction; when it fails, rolls back before handing the error on. */
+async function inTransaction(
+  client: PoolClient,
+  text: string,
+): Promise<QueryResult | QueryResult[]> {
+  try {
+    return await client.query(text);
+  } catch (error) {
+    await rollBack(client);
+    throw error;
+  }
+}
+
+/**
+ * Ends the transaction without its work; resolves to the ROLLBACK's own failure, if it failed
+ * (the connection is gone: the server ends that transaction itself, and the client is
+ * released as broken). After a failed statement of ours that failure adds nothing, and the
+ * callers above hand on the statement's error.
+ */
+async function rollBack(client: PoolClient): Promise<unknown> {
+  try {
+    await client.query('rollback');
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
+
+function sameFence(a: Fence, b: Fence): boolean {
+  return a.token === b.token && a.scope === b.scope && a.key === b.key;
+}
+
+function codeOf(error: unknown): unknown {
+  return (error as { code?: unknown } | undefined)?.code;
 }
 
 function isPool(client: unknown): client is Pool {

@@ -13,7 +13,9 @@
 import { getTableName, type Query, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { RecordRow } from '../store/records.js';
+import type { CompletionRecord, Fence } from '../store/seam.js';
 import { functionNames } from './functions.js';
+import type { MergedStatements } from './pool-transaction.js';
 import type { PgIdempotencyTable } from './table.js';
 
 /**
@@ -109,4 +111,30 @@ export function buildStatements(t: PgIdempotencyTable, { asyncClaim }: { asyncCl
       )
       select count(*)::int as count from deleted`),
   };
+}
+
+/**
+ * The lock and the fenced completion as literal SQL, for the queries that node-postgres sends
+ * merged with BEGIN and COMMIT (pool-transaction.ts says why). A simple-protocol query takes
+ * no parameters: `literal` is the driver's own escaping, and the one number is checked to be
+ * finite before it is written out.
+ */
+export function mergedStatements(t: PgIdempotencyTable): MergedStatements {
+  const dialect = new PgDialect();
+  const fn = functionNames(getTableName(t));
+  const fence = ({ scope, key, token }: Fence, literal: (value: string) => string) =>
+    `${literal(scope)}::text, ${literal(key)}::text, ${literal(token)}::text`;
+  return {
+    lock: (record, literal) =>
+      `select 1 from ${dialect.escapeName(fn.lock)}(${fence(record, literal)})`,
+    complete: (record, completion: CompletionRecord, literal) =>
+      `${dialect.escapeName(fn.complete)}(${fence(record, literal)}, ${literal(completion.outcome)}::text, ${literal(completion.result)}::text, ${finite(completion.retentionMs)}::float8)`,
+  };
+}
+
+function finite(value: number): string {
+  if (!Number.isFinite(value)) {
+    throw new TypeError(`mutation-guard/postgres: expected a finite number, got ${value}.`);
+  }
+  return String(value);
 }

@@ -58,10 +58,15 @@ import {
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
 import { explainMissingFunctions } from './functions.js';
-import { poolTransaction } from './pool-transaction.js';
+import { poolTransactions } from './pool-transaction.js';
 import { retryingSerializationFailures } from './serialization.js';
 import { isSingleConnection, singleConnection } from './single-connection.js';
-import { buildStatements, type ClaimRow, type PgRecordRow } from './statements.js';
+import {
+  buildStatements,
+  type ClaimRow,
+  mergedStatements,
+  type PgRecordRow,
+} from './statements.js';
 import { idempotencyRecords, type PgIdempotencyTable, pgIdempotencyTable } from './table.js';
 import { runTransaction } from './transaction.js';
 
@@ -110,8 +115,13 @@ export function postgresStore<Db extends AnyPgDatabase>(
    * we send it ourselves, first thing in the callback, where a loss is handled.
    */
   const isolationInside = driverOf(db) === 'postgres.js';
-  /** `db.transaction`, or on a node-postgres Pool one that always gives its client back. */
-  const begin = poolTransaction(db) ?? db.transaction.bind(db);
+  /**
+   * On a node-postgres Pool, guarded transactions that merge the lock into BEGIN and the
+   * completion into COMMIT, and always give their client back (pool-transaction.ts); on any
+   * other database, `db.transaction`.
+   */
+  const pooled = poolTransactions(db, mergedStatements(t));
+  const begin = db.transaction.bind(db);
   // A claim joined to an outer transaction must not weaken that transaction's commit.
   const joinedClaim = single && buildStatements(t, { asyncClaim: false }).claim;
 
@@ -207,6 +217,12 @@ export function postgresStore<Db extends AnyPgDatabase>(
     read,
 
     transaction<T>(fence: Fence, work: (tx: Tx) => Promise<T>): Promise<T> {
+      if (pooled) {
+        return runTransaction(
+          (callback) => pooled.run(fence, callback),
+          (tx) => work(tx as Tx),
+        );
+      }
       const outer = single?.outerTransaction();
       return runTransaction(
         outer
@@ -233,6 +249,9 @@ export function postgresStore<Db extends AnyPgDatabase>(
     },
 
     async complete(fence: Fence, completion: CompletionRecord, tx?: Tx): Promise<boolean> {
+      // Inside a pooled transaction, its own completion goes with its COMMIT.
+      const deferred = tx === undefined ? undefined : pooled?.defer(tx, fence, completion);
+      if (deferred !== undefined) return deferred;
       const values = {
         ...fenceValues(fence),
         outcome: completion.outcome,
