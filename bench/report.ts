@@ -260,9 +260,9 @@ How to read it against the goals:
   three round trips, as many as the baseline, a fresh call costs about the unguarded one, and
   a replay, answered after its first round trip (\`BEGIN\` with the claim, which finds the
   record; the \`ROLLBACK\` of the empty transaction runs after the answer), about 0.35×. Over
-  HTTP, servers that send these statements with no guard keep 0.8-1.0× of the unguarded
-  throughput (the \`design-*\` rows of the HTTP table): the HTTP goal is within their reach,
-  not within the lease's.
+  HTTP, servers that send these statements with no guard keep most of the unguarded
+  throughput (the \`design-*\` rows, and the goals table's "best possible" column): the HTTP
+  goal lies at the edge of what they reach, and out of the lease's reach.
 - **What the claim-row-inside design keeps and changes** (the contract allows it: S11's
   second liveness model, "a database lock held for the life of the business transaction").
   It keeps S7 to the letter (one \`INSERT ... ON CONFLICT\` against the primary key decides),

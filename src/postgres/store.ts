@@ -16,7 +16,8 @@
  *   instead of blocking on the lock.
  * - transaction (S8) locks the record `FOR UPDATE` where token and state still match
  *   (`<table>_lock`), or throws LeaseLostError without running the work; complete/release
- *   are fenced by token.
+ *   are fenced by token. On a node-postgres Pool the lock rides with BEGIN and the
+ *   transaction's own completion with COMMIT, in one query each (pool-transaction.ts).
  * - every time is the database's clock (`clock_timestamp()`), never the app server's (S11).
  * - every statement's SQL is built once per store (statements.ts); a call only fills in values.
  * - the transaction never settles before its work, and refuses statements once the driver

@@ -111,6 +111,11 @@ export interface IdempotencyStore<Tx = unknown> {
    * (SPEC S8). Inside `transaction`, pass its `tx` so that the result commits with the
    * business writes; without `tx` it is a write of its own (results stored after a
    * rollback, SPEC S12). Returns false when the fence did not match.
+   *
+   * A store whose `transaction` holds the claim for its whole life may send the completion
+   * of that transaction's own fence with its COMMIT and answer true at once (the Postgres
+   * store on a node-postgres Pool does); should it not match then, nothing commits and
+   * `transaction` throws `LeaseLostError`, as the guard would on false.
    */
   complete(fence: Fence, completion: CompletionRecord, tx?: Tx): Promise<boolean>;
 
