@@ -225,10 +225,11 @@ ${httpTable(report.http)}
 
 \`bench/designs.ts\` (also \`npm run bench:designs\` on its own) sends each design's statements
 with the raw driver and nothing between them: no guard, no Drizzle, no fingerprint, no
-serializer, and as few round trips as the design's protocol allows. What a design costs over
-the baseline here is the database's own work and the round trips it needs; the library can only
-add to it. Each database's rows are one interleaved group, against the same unguarded baseline
-as the goals.
+serializer, and as few round trips as the design's protocol allows (the rows "in a Drizzle
+transaction" send the same statements through Drizzle's \`db.transaction\`, still with no
+guard and no store code). What a design costs over the baseline here is the database's own
+work and the round trips it needs; the library can only add to it. Each database's rows are
+one interleaved group, against the same unguarded baseline as the goals.
 
 ${designsTable(report.designs)}
 
