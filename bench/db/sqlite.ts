@@ -11,11 +11,20 @@ import { type BaseSQLiteDatabase, integer, sqliteTable, text } from 'drizzle-orm
 import { openSqlite, type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
 import type { BenchDb } from './types.js';
 
-const payments = sqliteTable('payments', {
+/** The business table: the same in the bench's database and in bench/designs.ts. */
+export const payments = sqliteTable('payments', {
   id: integer('id').primaryKey(),
   amount: integer('amount').notNull(),
   note: text('note'),
 });
+
+/**
+ * The business write, unguarded and guarded alike: one row through Drizzle's query builder, on
+ * the database or on a Drizzle transaction on it.
+ */
+export function writePayment(handle: BaseSQLiteDatabase<'sync', RunResult>, amount: number) {
+  return Number(handle.insert(payments).values({ amount, note: 'bench' }).run().lastInsertRowid);
+}
 
 export function openSqliteBench(): BenchDb<SqliteDatabase> {
   const dir = mkdtempSync(join(tmpdir(), 'mutation-guard-bench-'));
@@ -26,17 +35,13 @@ export function openSqliteBench(): BenchDb<SqliteDatabase> {
   const store = sqliteStore(db);
   const selectOne = db.$client.prepare('select 1');
 
-  /** The database or a Drizzle transaction on it: both write the same way. */
-  const write = (handle: BaseSQLiteDatabase<'sync', RunResult>, amount: number) =>
-    Number(handle.insert(payments).values({ amount, note: 'bench' }).run().lastInsertRowid);
-
   return {
     id: 'sqlite',
     label: 'SQLite file',
     store,
-    insert: async (amount) => write(db, amount),
-    insertTx: async (tx, amount) => write(tx, amount),
-    insertInTransaction: async (amount) => db.transaction((tx) => write(tx, amount)),
+    insert: async (amount) => writePayment(db, amount),
+    insertTx: async (tx, amount) => writePayment(tx, amount),
+    insertInTransaction: async (amount) => db.transaction((tx) => writePayment(tx, amount)),
     roundTrip: async () => selectOne.get(),
     roundTripDrizzle: async () => db.get(sql`select 1`),
     close: async () => {
