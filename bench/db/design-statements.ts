@@ -62,6 +62,19 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
   const probe = probeName(tables);
   const insertPayment = `insert into ${tables.payments} (amount, note) values ($1, $2) returning id`;
   const claim = `select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`;
+  const begin = 'begin isolation level read committed';
+
+  // The store's functions with literal values, for the merged queries.
+  const claimLiteral = (key: string, asyncCommit: boolean) =>
+    `select * from "${t}_claim"('bench', ${literal(key)}, 'f', 'pay', 'tok', 30000, 86400000, ${asyncCommit})`;
+  const lockLiteral = (key: string) => `select * from "${t}_lock"('bench', ${literal(key)}, 'tok')`;
+  const completeAndCommit = (key: string) =>
+    `select "${t}_complete"('bench', ${literal(key)}, 'tok', 'committed', '{"id":1}', 86400000); commit`;
+  /** The three-trip lease's first query: the claim, its COMMIT, BEGIN and the lock. */
+  const claimThenLock = (key: string) =>
+    `${claimLiteral(key, true)}; commit; ${begin}; ${lockLiteral(key)}`;
+  /** The claim-inside design's first query: BEGIN with the claim, which commits with the work. */
+  const beginWithClaim = (key: string) => `${begin}; ${claimLiteral(key, false)}`;
 
   async function onOneClient(steps: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     const client = await pool.connect();
@@ -88,7 +101,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     leaseShipped: async (key: string) => {
       await pool.query(claim, ['bench', key]);
       await onOneClient(async (c) => {
-        await c.query('begin isolation level read committed');
+        await c.query(begin);
         await c.query(`select * from "${t}_lock"($1, $2, 'tok')`, ['bench', key]);
         await c.query(insertPayment, [42, 'bench']);
         await c.query(`select "${t}_complete"($1, $2, 'tok', 'committed', '{"id":1}', 86400000)`, [
@@ -107,14 +120,9 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     leaseFourTrips: async (key: string) => {
       await pool.query(claim, ['bench', key]);
       await onOneClient(async (c) => {
-        await c.query(
-          `begin isolation level read committed;
-           select * from "${t}_lock"('bench', ${literal(key)}, 'tok')`,
-        );
+        await c.query(`${begin}; ${lockLiteral(key)}`);
         await c.query(insertPayment, [42, 'bench']);
-        await c.query(
-          `select "${t}_complete"('bench', ${literal(key)}, 'tok', 'committed', '{"id":1}', 86400000); commit`,
-        );
+        await c.query(completeAndCommit(key));
       });
     },
 
@@ -125,25 +133,15 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
      */
     leaseThreeTrips: (key: string) =>
       onOneClient(async (c) => {
-        await c.query(
-          `select * from "${t}_claim"('bench', ${literal(key)}, 'f', 'pay', 'tok', 30000, 86400000, true);
-           commit; begin isolation level read committed;
-           select * from "${t}_lock"('bench', ${literal(key)}, 'tok')`,
-        );
+        await c.query(claimThenLock(key));
         await c.query(insertPayment, [42, 'bench']);
-        await c.query(
-          `select "${t}_complete"('bench', ${literal(key)}, 'tok', 'committed', '{"id":1}', 86400000); commit`,
-        );
+        await c.query(completeAndCommit(key));
       }),
 
     /** A replay in the three-trip lease: the same first query, then ROLLBACK of what it began. */
     leaseThreeTripsReplay: (key: string) =>
       onOneClient(async (c) => {
-        await c.query(
-          `select * from "${t}_claim"('bench', ${literal(key)}, 'f', 'pay', 'tok', 30000, 86400000, true);
-           commit; begin isolation level read committed;
-           select * from "${t}_lock"('bench', ${literal(key)}, 'tok')`,
-        );
+        await c.query(claimThenLock(key));
         await c.query('rollback');
       }),
 
@@ -153,7 +151,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
      */
     oneTransaction: (key: string) =>
       onOneClient(async (c) => {
-        await c.query('begin isolation level read committed');
+        await c.query(begin);
         await c.query(`select * from "${probe}"($1, $2)`, ['bench', key]);
         await c.query(insertPayment, [42, 'bench']);
         await c.query(
@@ -167,9 +165,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     /** The same in three round trips: BEGIN with the probe, the insert, the record with COMMIT. */
     oneTransactionMerged: (key: string) =>
       onOneClient(async (c) => {
-        await c.query(
-          `begin isolation level read committed; select * from "${probe}"('bench', ${literal(key)})`,
-        );
+        await c.query(`${begin}; select * from "${probe}"('bench', ${literal(key)})`);
         await c.query(insertPayment, [42, 'bench']);
         await c.query(
           `insert into "${t}" (scope, key, fingerprint, operation, state, outcome, result, expires_at)
@@ -186,14 +182,9 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
      */
     claimInTransactionMerged: (key: string) =>
       onOneClient(async (c) => {
-        await c.query(
-          `begin isolation level read committed;
-           select * from "${t}_claim"('bench', ${literal(key)}, 'f', 'pay', 'tok', 30000, 86400000, false)`,
-        );
+        await c.query(beginWithClaim(key));
         await c.query(insertPayment, [42, 'bench']);
-        await c.query(
-          `select "${t}_complete"('bench', ${literal(key)}, 'tok', 'committed', '{"id":1}', 86400000); commit`,
-        );
+        await c.query(completeAndCommit(key));
       }),
 
     /**
@@ -204,10 +195,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     claimInTransactionReplay: async (key: string) => {
       const client = await pool.connect();
       try {
-        await client.query(
-          `begin isolation level read committed;
-           select * from "${t}_claim"('bench', ${literal(key)}, 'f', 'pay', 'tok', 30000, 86400000, false)`,
-        );
+        await client.query(beginWithClaim(key));
       } catch (error) {
         client.release(error as Error);
         throw error;

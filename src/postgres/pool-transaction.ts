@@ -100,17 +100,16 @@ export function poolTransactions(
   const open = new WeakMap<object, { fence: Fence; completion?: CompletionRecord }>();
   // Imported when first needed: `drizzle-orm/node-postgres` imports `pg`, which a postgres.js
   // or PGlite user need not have (and here, with a node-postgres Pool, is installed).
-  let transactionClass: Promise<NodePgTransaction> | undefined;
-  const loadTransactionClass = () => {
-    transactionClass ??= import('drizzle-orm/node-postgres').then(
-      (module) => module.NodePgTransaction as unknown as NodePgTransaction,
-    );
+  let transactionClass: NodePgTransaction | undefined;
+  const loadTransactionClass = async () => {
+    transactionClass ??= (await import('drizzle-orm/node-postgres'))
+      .NodePgTransaction as unknown as NodePgTransaction;
     return transactionClass;
   };
 
   return {
     async run<T>(fence: Fence, work: (tx: AnyPgDatabase) => Promise<T>): Promise<T> {
-      const Transaction = await loadTransactionClass();
+      const Transaction = transactionClass ?? (await loadTransactionClass());
       const client = await pool.connect();
       // Before BEGIN: a client the pool connected before the store existed has no listener
       // yet, and its connection dying under BEGIN would otherwise crash the process.
@@ -126,15 +125,13 @@ export function poolTransactions(
           `begin isolation level read committed; ${statements.lock(fence, literal)}`,
         );
         const locked = Array.isArray(opened) ? opened[1] : undefined;
-        if (!locked) {
+        if (!locked?.rows.length) {
           await rollBack(client);
-          throw new Error(
-            'mutation-guard/postgres: BEGIN and the lock did not answer as two statements.',
-          );
-        }
-        if (locked.rows.length === 0) {
-          await rollBack(client);
-          throw new LeaseLostError();
+          throw locked
+            ? new LeaseLostError()
+            : new Error(
+                'mutation-guard/postgres: BEGIN and the lock did not answer as two statements.',
+              );
         }
         open.set(tx, state);
         let value: T;
