@@ -33,12 +33,9 @@ import type { CompletionRecord, Fence } from '../store/seam.js';
 import { LeaseLostError } from '../store/seam.js';
 import { absorb, isConnectionLoss, isConnectionTerminated } from './connection-errors.js';
 import type { AnyPgDatabase } from './db.js';
+import { nodePgPool } from './pool-statements.js';
 
-/** The parts of a pg-pool `Pool` and `PoolClient` used here. */
-interface Pool {
-  connect(): Promise<PoolClient>;
-  totalCount: number;
-}
+/** The parts of a pg-pool `PoolClient` used here. */
 interface PoolClient {
   query(text: string): Promise<QueryResult | QueryResult[]>;
   escapeLiteral(value: string): string;
@@ -93,9 +90,9 @@ export function poolTransactions(
   db: AnyPgDatabase,
   statements: MergedStatements,
 ): PoolTransactions | undefined {
+  const pool = nodePgPool(db);
+  if (!pool) return undefined;
   const session = db._.session as unknown as NodePgSession;
-  if (!isPool(session.client)) return undefined;
-  const pool = session.client;
   /** The transaction each open handle belongs to, and the completion it defers. */
   const open = new WeakMap<object, { fence: Fence; completion?: CompletionRecord }>();
   // Imported when first needed: `drizzle-orm/node-postgres` imports `pg`, which a postgres.js
@@ -110,7 +107,7 @@ export function poolTransactions(
   return {
     async run<T>(fence: Fence, work: (tx: AnyPgDatabase) => Promise<T>): Promise<T> {
       const Transaction = transactionClass ?? (await loadTransactionClass());
-      const client = await pool.connect();
+      const client = (await pool.connect()) as PoolClient;
       // Before BEGIN: a client the pool connected before the store existed has no listener
       // yet, and its connection dying under BEGIN would otherwise crash the process.
       absorb(client);
@@ -209,13 +206,4 @@ function sameFence(a: Fence, b: Fence): boolean {
 
 function codeOf(error: unknown): unknown {
   return (error as { code?: unknown } | undefined)?.code;
-}
-
-function isPool(client: unknown): client is Pool {
-  return (
-    typeof client === 'object' &&
-    client !== null &&
-    typeof (client as Pool).connect === 'function' &&
-    'totalCount' in client
-  );
 }

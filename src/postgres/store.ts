@@ -37,7 +37,9 @@
  * propagates as their error (the claim is released and a retry runs afresh).
  *
  * Drizzle wraps driver errors (the driver's error, with its SQLSTATE `code`, is on `cause`);
- * we let them propagate: the guard turns store failures into 503 (S15).
+ * we let them propagate: the guard turns store failures into 503 (S15). On a node-postgres
+ * Pool the store's own autocommit statements skip Drizzle and reach the caller as the
+ * driver's error itself (pool-statements.ts); every code is read along the cause chain.
  */
 import { randomUUID } from 'node:crypto';
 import { getTableName, is, type Query, sql } from 'drizzle-orm';
@@ -59,6 +61,7 @@ import {
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
 import { explainMissingFunctions } from './functions.js';
+import { nodePgPool, type PoolStatement, poolStatement } from './pool-statements.js';
 import { poolTransactions } from './pool-transaction.js';
 import { retryingSerializationFailures } from './serialization.js';
 import { isSingleConnection, singleConnection } from './single-connection.js';
@@ -133,12 +136,20 @@ export function postgresStore<Db extends AnyPgDatabase>(
   type Prepared = ReturnType<PgSession['prepareQuery']>;
   const prepare = (handle: AnyPgDatabase, query: Query): Prepared =>
     (handle._.session as PgSession).prepareQuery(query, undefined, undefined, false);
+  /** On a node-postgres Pool, straight to the pool (pool-statements.ts says why). */
+  const pool = nodePgPool(db);
+  const onDbStatement = (query: Query): PoolStatement => {
+    if (pool) return poolStatement(db, pool, query);
+    const prepared = prepare(db, query);
+    return async <Row>(values: Record<string, unknown>) =>
+      rowsOf<Row>(await prepared.execute(values));
+  };
   const onDb = {
-    claim: prepare(db, statements.claim),
-    read: prepare(db, statements.read),
-    complete: prepare(db, statements.complete),
-    release: prepare(db, statements.release),
-    purge: prepare(db, statements.purge),
+    claim: onDbStatement(statements.claim),
+    read: onDbStatement(statements.read),
+    complete: onDbStatement(statements.complete),
+    release: onDbStatement(statements.release),
+    purge: onDbStatement(statements.purge),
   };
   type Statement = keyof typeof onDb;
 
@@ -153,13 +164,18 @@ export function postgresStore<Db extends AnyPgDatabase>(
       const query = name === 'claim' && joinedClaim ? joinedClaim : statements[name];
       return execute<Row>(prepare(outer, query), values);
     }
-    return retryingSerializationFailures(() => execute<Row>(onDb[name], values));
+    return retryingSerializationFailures(() => explained(onDb[name]<Row>(values)));
   }
 
-  /** Runs a prepared statement; a missing function of ours becomes an error that says why. */
-  async function execute<Row>(statement: Prepared, values: Record<string, unknown>) {
+  /** Runs a prepared statement of a transaction (or PGlite's outer one). */
+  function execute<Row>(statement: Prepared, values: Record<string, unknown>) {
+    return explained(statement.execute(values).then((result) => rowsOf<Row>(result)));
+  }
+
+  /** The rows of a statement; a missing function of ours becomes an error that says why. */
+  async function explained<Row>(rows: Promise<Row[]>): Promise<Row[]> {
     try {
-      return rowsOf<Row>(await statement.execute(values));
+      return await rows;
     } catch (error) {
       throw explainMissingFunctions(error, tableName);
     }
