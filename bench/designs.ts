@@ -16,6 +16,11 @@
  *   the complete record, COMMIT; and the same merged into three round trips;
  * - `one transaction, claim row inside`: the claim function's INSERT as the business
  *   transaction's first statement (no commit of its own), merged into three round trips;
+ *   and the same with a short `lock_timeout` set in its first query, the way that design
+ *   would answer a duplicate in flight (S10) without waiting for the original's commit;
+ * - a duplicate of a key in flight in both one-transaction designs, against an original
+ *   held open for the whole group: the claim-inside duplicate waits out its `lock_timeout`,
+ *   the advisory-lock duplicate's try-lock fails at once;
  * - the replays: the claim function, and a plain primary-key SELECT.
  * Through Drizzle (its `db.transaction`, which sends BEGIN and COMMIT as statements of their
  * own, and each statement prepared once as the store prepares its own): the lease and the
@@ -42,7 +47,13 @@ import { pathToFileURL } from 'node:url';
 import { type Query, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { migrateSqlite, openSqlite, sqliteStore } from '../src/sqlite/index.js';
-import { createProbe, designStatements, dropProbe, probeName } from './db/design-statements.js';
+import {
+  createProbe,
+  DUPLICATE_LOCK_TIMEOUT_MS,
+  designStatements,
+  dropProbe,
+  probeName,
+} from './db/design-statements.js';
 import { benchTables, createTables, dropTables, nodePgDb, postgresBenchDb } from './db/postgres.js';
 import { writePayment } from './db/sqlite.js';
 import { freshKey } from './keys.js';
@@ -69,7 +80,11 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
     design(freshKey(label));
   const cases: TimedCase[] = [
     { id: 'baseline: insert in a Drizzle transaction', run: () => bench.insertInTransaction(42) },
-    { id: 'baseline: insert, raw BEGIN/COMMIT', run: raw.baselineRaw },
+    { id: 'baseline: insert, raw BEGIN/COMMIT, no Drizzle', run: raw.baselineRaw },
+    {
+      id: "baseline: raw BEGIN/COMMIT, the insert through Drizzle's builder",
+      run: raw.baselineRawBegin,
+    },
     {
       id: 'lease, a round trip per statement (as the store on postgres.js)',
       run: fresh('lease', raw.leaseShipped),
@@ -101,6 +116,10 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
       run: fresh('inside3', raw.claimInTransactionMerged),
     },
     {
+      id: `one transaction, claim row inside, three round trips, lock_timeout ${DUPLICATE_LOCK_TIMEOUT_MS} ms`,
+      run: fresh('inside3t', raw.claimInTransactionTimeoutMerged),
+    },
+    {
       id: 'one transaction, advisory lock, in a Drizzle transaction',
       run: () =>
         db.transaction(async (tx) => {
@@ -127,9 +146,25 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
     },
     { id: 'replay floor: a primary-key SELECT', run: () => raw.primaryKeySelect(replayKey) },
   );
+
+  // A duplicate of a key in flight (S10: 409 at once) in the two one-transaction designs,
+  // against an original that stays open for the whole group.
+  const inFlightKey = freshKey('in-flight');
+  const original = await raw.holdInFlight(inFlightKey);
+  cases.push(
+    {
+      id: `duplicate in flight, claim row inside: its claim waits lock_timeout (${DUPLICATE_LOCK_TIMEOUT_MS} ms)`,
+      run: () => raw.duplicateClaimTimeout(inFlightKey),
+    },
+    {
+      id: 'duplicate in flight, advisory lock: the try-lock fails at once',
+      run: () => raw.duplicateAdvisory(inFlightKey),
+    },
+  );
   return {
     cases,
     close: async () => {
+      await original.end();
       await bench.close();
     },
   };

@@ -224,12 +224,15 @@ ${httpTable(report.http)}
 ## Floors: what each design costs before any client code
 
 \`bench/designs.ts\` (also \`npm run bench:designs\` on its own) sends each design's statements
-with the raw driver and nothing between them: no guard, no Drizzle, no fingerprint, no
-serializer, and as few round trips as the design's protocol allows (the rows "in a Drizzle
-transaction" send the same statements through Drizzle's \`db.transaction\`, still with no
-guard and no store code). What a design costs over the baseline here is the database's own
-work and the round trips it needs; the library can only add to it. Each database's rows are
-one interleaved group, against the same unguarded baseline as the goals.
+with the raw driver and nothing between them: no guard, no fingerprint, no serializer, and
+as few round trips as the design's protocol allows (the rows "in a Drizzle transaction" send
+the same statements through Drizzle's \`db.transaction\`, still with no guard and no store
+code). The business write is the baseline's own, one row through Drizzle's query builder (on
+Postgres on a Drizzle transaction object over the design's connection, as the store hands
+the work one), so a design's "× baseline" is its floor in the goal's terms; the "no Drizzle"
+baseline shows what the builder itself costs. What a design costs over the baseline here is
+the database's own work and the round trips it needs; the library can only add to it. Each
+database's rows are one interleaved group, against the same unguarded baseline as the goals.
 
 ${designsTable(report.designs)}
 
@@ -242,25 +245,27 @@ How to read it against the goals:
   On postgres.js and PGlite each is a round trip of its own; on a node-postgres Pool the store
   merges \`BEGIN\` with the lock and the completion with \`COMMIT\` (simple-protocol
   queries): four round trips in all, the most merging can save while a replay stays one.
-- **The lease cannot meet both Postgres goals, however its statements are sent.** Four round
-  trips stay above 1.35×. "Three round trips" also sends the claim, its \`COMMIT\`, \`BEGIN\`
-  and the lock as one query, before the claim's answer is known: its fresh call reaches the
-  line, but then every replay has begun a transaction it must roll back first, two round
-  trips, above 0.4× (its replay row). The claim's own commit and the lock are work the
-  unguarded insert does not do.
+- **The lease cannot meet the Postgres fresh goal, however its statements are sent.** Four
+  round trips stay far above 1.35×. "Three round trips" also sends the claim, its
+  \`COMMIT\`, \`BEGIN\` and the lock as one query, before the claim's answer is known: its
+  fresh call is still above the line, and every replay has begun a transaction it must roll
+  back first, two round trips (its replay row). The claim's own commit and the lock are work
+  the unguarded insert does not do.
 - **Inside Drizzle's \`db.transaction\` no design meets the fresh goal.** Drizzle sends
   \`BEGIN\` and \`COMMIT\` as statements of their own; with them, even the one-transaction
   design (no lease, no claim commit) costs well above 1.35× (the "in a Drizzle transaction"
   rows, no guard and no store code in them). A store that meets the goal sends \`BEGIN\` and
   \`COMMIT\` itself, each merged with one of its own statements, and hands the work a Drizzle
   transaction object over that connection.
-- **The designs that meet both, at their floor, keep the claim inside the business
-  transaction:** "one transaction, advisory lock" (no record until the result) and "one
+- **Only the designs that keep the claim inside the business transaction come near the
+  fresh goal:** "one transaction, advisory lock" (no record until the result) and "one
   transaction, claim row inside" (the claim function's \`INSERT ... ON CONFLICT\` as the
   transaction's first statement, uncommitted until the result commits with it). Merged into
-  three round trips, as many as the baseline, a fresh call costs about the unguarded one, and
-  a replay, answered after its first round trip (\`BEGIN\` with the claim, which finds the
-  record; the \`ROLLBACK\` of the empty transaction runs after the answer), about 0.35×. Over
+  three round trips, as many as the baseline, the advisory-lock design stays below 1.35× and
+  the claim row inside sits about at the line: it writes the record twice (the in-flight
+  row, then the completion's \`UPDATE\` of it) where the advisory-lock design writes it once.
+  A replay is answered after its first round trip (\`BEGIN\` with the claim, which finds the
+  record; the \`ROLLBACK\` of the empty transaction runs after the answer), about 0.3×. Over
   HTTP, servers that send these statements with no guard keep most of the unguarded
   throughput (the \`design-*\` rows, and the goals table's "best possible" column): the HTTP
   goal lies at the edge of what they reach, and out of the lease's reach.
@@ -277,6 +282,13 @@ How to read it against the goals:
   locks are no-ops, a duplicate's \`INSERT\` then waits for the original and replays its
   result; the primary key still decides. \`Retry-After\` has no claim time to go by. The
   store seam changes too: the claim and the transaction become one step.
+- **A short \`lock_timeout\` instead of the hint costs a fresh call nothing, and every
+  duplicate in flight the timeout.** The "lock_timeout" row sets it in the claim's first
+  query and resets it after the claim (no extra round trip; the business writes keep the
+  server's own); the "duplicate in flight" rows answer a duplicate of an original held open:
+  with the timeout it learns 409 only after waiting it out, holding a connection all that
+  time, with the advisory lock at once, in one round trip. Under a burst of retries of slow
+  mutations the timeout ties up a connection per duplicate; the hint does not.
 - **Replays**: the shipped design's replay is one call of the claim function, which reads
   first; its floor is that call, and a primary-key \`SELECT\` below it. Through the adapters,
   the replay floor rows in the goals table (the same mutation on a server without the

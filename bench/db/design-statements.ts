@@ -1,17 +1,24 @@
 /**
  * The statements of each Postgres design that bench/designs.ts measures, sent with raw
- * node-postgres and nothing between them (no guard, no Drizzle, no fingerprint, no
- * serializer): what a design costs over the unguarded insert is then the database's own work
- * and the round trips the design needs. The HTTP bench's floor server (bench/server.ts) sends
- * the cheapest of them, so that the same design is measured in process and over HTTP.
+ * node-postgres and nothing between them (no guard, no fingerprint, no serializer): what a
+ * design costs over the unguarded insert is then the database's own work and the round trips
+ * the design needs. The HTTP bench's floor server (bench/server.ts) sends the cheapest of
+ * them, so that the same design is measured in process and over HTTP.
+ *
+ * The business write is the baseline's own: one row through Drizzle's query builder, here on
+ * a Drizzle transaction object over the design's client (as the store hands the work one,
+ * src/postgres/pool-transaction.ts). So a design's "× baseline" is its floor in the goal's
+ * terms: the goals' baseline builds the same insert, and a guarded call cannot skip it.
  *
  * "Merged" designs send several statements as one simple-protocol query, which takes no
  * parameters: their values go in as literals (the store does so on a node-postgres Pool,
  * src/postgres/pool-transaction.ts).
  */
 import { sql } from 'drizzle-orm';
+import { NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
-import type { NodePgDb } from './postgres.js';
+import { type NodePgDb, paymentsTable } from './postgres.js';
 
 export interface DesignTables {
   records: string;
@@ -51,6 +58,16 @@ export async function dropProbe(db: NodePgDb, tables: DesignTables): Promise<voi
   await db.execute(sql.raw(`drop function if exists "${probeName(tables)}"`));
 }
 
+/**
+ * The claim-inside design's `lock_timeout`: how long a duplicate of a key in flight waits on
+ * the original's uncommitted row before it can answer 409. Short, so that a duplicate answers
+ * soon; long enough that an uncontended claim never meets it.
+ */
+export const DUPLICATE_LOCK_TIMEOUT_MS = 20;
+
+/** SQLSTATE 55P03, what a statement that waited `lock_timeout` for a lock fails with. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
 /** A string literal for a merged (simple-protocol) query. */
 function literal(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
@@ -60,7 +77,18 @@ function literal(value: string): string {
 export function designStatements(pool: pg.Pool, tables: DesignTables) {
   const t = tables.records;
   const probe = probeName(tables);
-  const insertPayment = `insert into ${tables.payments} (amount, note) values ($1, $2) returning id`;
+  const rawInsert = `insert into ${tables.payments} (amount, note) values ($1, $2) returning id`;
+  const payments = paymentsTable(tables.payments);
+  const dialect = new PgDialect();
+  /** The business write, as the baseline makes it (see above), on `client`'s transaction. */
+  const insertPayment = (client: pg.PoolClient) => {
+    const tx = new NodePgTransaction(
+      dialect,
+      new NodePgSession(client, dialect, undefined),
+      undefined,
+    );
+    return tx.insert(payments).values({ amount: 42, note: 'bench' }).returning({ id: payments.id });
+  };
   const claim = `select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`;
   const begin = 'begin isolation level read committed';
 
@@ -75,6 +103,13 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     `${claimLiteral(key, true)}; commit; ${begin}; ${lockLiteral(key)}`;
   /** The claim-inside design's first query: BEGIN with the claim, which commits with the work. */
   const beginWithClaim = (key: string) => `${begin}; ${claimLiteral(key, false)}`;
+  /**
+   * The same with a short `lock_timeout`: a duplicate whose claim meets the original's
+   * uncommitted row fails with 55P03 after it, instead of waiting for the original's commit.
+   * Reset in the same query, so that the business writes keep the server's own.
+   */
+  const beginWithClaimTimeout = (key: string) =>
+    `${begin}; set local lock_timeout = '${DUPLICATE_LOCK_TIMEOUT_MS}ms'; ${claimLiteral(key, false)}; set local lock_timeout to default`;
 
   async function onOneClient(steps: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     const client = await pool.connect();
@@ -86,11 +121,22 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
   }
 
   return {
-    /** BEGIN, the insert, COMMIT: the unguarded mutation without Drizzle. */
+    /** BEGIN, the insert, COMMIT: the unguarded mutation without Drizzle at all. */
     baselineRaw: () =>
       onOneClient(async (c) => {
         await c.query('begin');
-        await c.query(insertPayment, [42, 'bench']);
+        await c.query(rawInsert, [42, 'bench']);
+        await c.query('commit');
+      }),
+
+    /**
+     * BEGIN and COMMIT raw, the insert through Drizzle's builder: what every design below
+     * starts from (the baseline less Drizzle's own BEGIN and COMMIT).
+     */
+    baselineRawBegin: () =>
+      onOneClient(async (c) => {
+        await c.query('begin');
+        await insertPayment(c);
         await c.query('commit');
       }),
 
@@ -103,7 +149,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
       await onOneClient(async (c) => {
         await c.query(begin);
         await c.query(`select * from "${t}_lock"($1, $2, 'tok')`, ['bench', key]);
-        await c.query(insertPayment, [42, 'bench']);
+        await insertPayment(c);
         await c.query(`select "${t}_complete"($1, $2, 'tok', 'committed', '{"id":1}', 86400000)`, [
           'bench',
           key,
@@ -121,7 +167,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
       await pool.query(claim, ['bench', key]);
       await onOneClient(async (c) => {
         await c.query(`${begin}; ${lockLiteral(key)}`);
-        await c.query(insertPayment, [42, 'bench']);
+        await insertPayment(c);
         await c.query(completeAndCommit(key));
       });
     },
@@ -134,7 +180,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     leaseThreeTrips: (key: string) =>
       onOneClient(async (c) => {
         await c.query(claimThenLock(key));
-        await c.query(insertPayment, [42, 'bench']);
+        await insertPayment(c);
         await c.query(completeAndCommit(key));
       }),
 
@@ -153,7 +199,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
       onOneClient(async (c) => {
         await c.query(begin);
         await c.query(`select * from "${probe}"($1, $2)`, ['bench', key]);
-        await c.query(insertPayment, [42, 'bench']);
+        await insertPayment(c);
         await c.query(
           `insert into "${t}" (scope, key, fingerprint, operation, state, outcome, result, expires_at)
            values ($1, $2, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day')`,
@@ -166,7 +212,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     oneTransactionMerged: (key: string) =>
       onOneClient(async (c) => {
         await c.query(`${begin}; select * from "${probe}"('bench', ${literal(key)})`);
-        await c.query(insertPayment, [42, 'bench']);
+        await insertPayment(c);
         await c.query(
           `insert into "${t}" (scope, key, fingerprint, operation, state, outcome, result, expires_at)
            values ('bench', ${literal(key)}, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day');
@@ -183,7 +229,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     claimInTransactionMerged: (key: string) =>
       onOneClient(async (c) => {
         await c.query(beginWithClaim(key));
-        await c.query(insertPayment, [42, 'bench']);
+        await insertPayment(c);
         await c.query(completeAndCommit(key));
       }),
 
@@ -205,6 +251,63 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
         (error: Error) => client.release(error),
       );
     },
+
+    /** The claim row inside, its first query with the short `lock_timeout` (uncontended). */
+    claimInTransactionTimeoutMerged: (key: string) =>
+      onOneClient(async (c) => {
+        await c.query(beginWithClaimTimeout(key));
+        await insertPayment(c);
+        await c.query(completeAndCommit(key));
+      }),
+
+    /**
+     * An original in flight, for the duplicate cases below: a transaction on a client of its
+     * own that has claimed `key` inside it (an uncommitted row) and holds the key's advisory
+     * lock (the probe), open until `end` rolls it back.
+     */
+    holdInFlight: async (key: string) => {
+      const client = await pool.connect();
+      await client.query(
+        `${beginWithClaim(key)}; select * from "${probe}"('bench', ${literal(key)})`,
+      );
+      return {
+        end: async () => {
+          await client.query('rollback');
+          client.release();
+        },
+      };
+    },
+
+    /**
+     * A duplicate of that original, claim row inside: its claim waits on the uncommitted row
+     * until `lock_timeout` (55P03), then rolls back; the guard would answer 409.
+     */
+    duplicateClaimTimeout: (key: string) =>
+      onOneClient(async (c) => {
+        const failed = await c.query(beginWithClaimTimeout(key)).then(
+          () => undefined,
+          (error: { code?: string }) => error,
+        );
+        await c.query('rollback');
+        if (failed?.code !== LOCK_NOT_AVAILABLE) {
+          throw new Error(`design: the duplicate's claim did not time out (${failed?.code})`);
+        }
+      }),
+
+    /**
+     * A duplicate of that original, advisory lock: the probe's try-lock fails at once, then
+     * the empty transaction rolls back; the guard would answer 409.
+     */
+    duplicateAdvisory: (key: string) =>
+      onOneClient(async (c) => {
+        const [, probed] = (await c.query(
+          `${begin}; select * from "${probe}"('bench', ${literal(key)})`,
+        )) as unknown as pg.QueryResult<{ locked: boolean }>[];
+        await c.query('rollback');
+        if (probed?.rows[0]?.locked !== false) {
+          throw new Error('design: the duplicate took the advisory lock of a key in flight');
+        }
+      }),
 
     /** The shipped design's replay: one call of the claim function. */
     claimReplay: (key: string) => pool.query(claim, ['bench', key]),
