@@ -76,9 +76,10 @@ for (const target of SERVER_TARGETS)
             }
           }
         });
-        // The faults, while the clients run: three cuts, then 3 s down, then back. (Longer
-        // than the 2 s connect timeout, so that some calls sent while down are answered while
-        // down: postgres.js holds a query until its reconnect attempt gives up.)
+        // The faults, while the clients run: three cuts, then 3 s down, then back. Calls sent
+        // while down fail fast on both drivers: the proxy closes each new connection at once,
+        // and the driver rejects the call on the reset (postgres.js: as long as it retries
+        // promptly, see `backoff` in support/backend-postgres.ts).
         const faults = (async () => {
           for (let cut = 0; cut < 3; cut++) {
             await sleep(150);
@@ -106,9 +107,9 @@ for (const target of SERVER_TARGETS)
         expect(stop, 'clients gave up: the service did not recover').toBe(false);
         expect([...statuses].filter((status) => ![200, 409, 503].includes(status))).toEqual([]);
         expect(log.filter((entry) => entry.sentDown).length).toBeGreaterThan(0);
-        // node-postgres fails a call at once when it cannot connect; postgres.js holds it until
-        // a reconnect succeeds, so its calls sent while down are answered after recovery.
-        if (target.driver === 'node-postgres') expect(during.length).toBeGreaterThan(0);
+        // Some calls were both sent and answered while down (on each driver), so the S15 check
+        // below is not vacuous.
+        expect(during.length).toBeGreaterThan(0);
         // S15: while the database is away, every guarded mutation fails closed.
         expect(during.filter((entry) => entry.answer.status !== 503)).toEqual([]);
         expect(

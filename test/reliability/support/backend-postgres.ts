@@ -35,6 +35,11 @@ async function connect(
       ...(isolation ? { connection: { default_transaction_isolation: isolation } } : {}),
       // Outage tests cut connections: a dead connect must fail fast (503), not hang.
       connect_timeout: 2,
+      // And reconnect promptly. postgres.js's default backoff grows with every connection
+      // error, shared by the whole pool (0.5-1 x min(3^n / 100, 20) s): after a few cuts
+      // each connection sleeps 10-20 s before its next attempt. Calls queued on it get no
+      // answer while the database is away, and none for up to 20 s after it is back.
+      backoff: () => 0.1,
       // postgres.js (3.4.9) drops the promise of its array-type query on each new
       // connection: a link cut during that query is an unhandled rejection, which ends the
       // process whatever the store does (porsager/postgres#1192). Apps on flaky links set this.
