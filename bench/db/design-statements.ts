@@ -120,6 +120,18 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     }
   }
 
+  /**
+   * A merged design in three round trips, as many as the baseline: `first(key)` (whatever
+   * the design sends up to and including its claim or lock), the insert, the completion with
+   * COMMIT.
+   */
+  const threeTrips = (first: (key: string) => string) => (key: string) =>
+    onOneClient(async (c) => {
+      await c.query(first(key));
+      await insertPayment(c);
+      await c.query(completeAndCommit(key));
+    });
+
   return {
     /** BEGIN, the insert, COMMIT: the unguarded mutation without Drizzle at all. */
     baselineRaw: () =>
@@ -177,12 +189,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
      * the lock as one query. Sent before the claim's answer is known, so a replay begins a
      * transaction too (see `leaseThreeTripsReplay`).
      */
-    leaseThreeTrips: (key: string) =>
-      onOneClient(async (c) => {
-        await c.query(claimThenLock(key));
-        await insertPayment(c);
-        await c.query(completeAndCommit(key));
-      }),
+    leaseThreeTrips: threeTrips(claimThenLock),
 
     /** A replay in the three-trip lease: the same first query, then ROLLBACK of what it began. */
     leaseThreeTripsReplay: (key: string) =>
@@ -226,12 +233,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
      * Uncontended here; a concurrent duplicate's INSERT would wait on the uncommitted row
      * (it needs a short `lock_timeout`, or an advisory lock as a hint, to answer at once).
      */
-    claimInTransactionMerged: (key: string) =>
-      onOneClient(async (c) => {
-        await c.query(beginWithClaim(key));
-        await insertPayment(c);
-        await c.query(completeAndCommit(key));
-      }),
+    claimInTransactionMerged: threeTrips(beginWithClaim),
 
     /**
      * A replay in that design: BEGIN with the claim, which finds the record; the answer is
@@ -253,12 +255,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     },
 
     /** The claim row inside, its first query with the short `lock_timeout` (uncontended). */
-    claimInTransactionTimeoutMerged: (key: string) =>
-      onOneClient(async (c) => {
-        await c.query(beginWithClaimTimeout(key));
-        await insertPayment(c);
-        await c.query(completeAndCommit(key));
-      }),
+    claimInTransactionTimeoutMerged: threeTrips(beginWithClaimTimeout),
 
     /**
      * An original in flight, for the duplicate cases below: a transaction on a client of its

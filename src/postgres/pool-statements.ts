@@ -51,10 +51,9 @@ export function nodePgPool(db: AnyPgDatabase): PgPool | undefined {
 export function poolStatement(db: AnyPgDatabase, pool: PgPool, query: Query): PoolStatement {
   const { logger } = db._.session as unknown as { logger?: QueryLogger };
   const order = query.params.map((param) => (is(param, Placeholder) ? param.name : undefined));
-  const constants = query.params;
   return async <Row>(values: Record<string, unknown>) => {
     const ordered = order.map((name, index) => {
-      if (name === undefined) return constants[index];
+      if (name === undefined) return query.params[index];
       if (!(name in values)) {
         throw new TypeError(`mutation-guard/postgres: no value for the parameter "${name}".`);
       }

@@ -141,8 +141,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
   const onDbStatement = (query: Query): PoolStatement => {
     if (pool) return poolStatement(db, pool, query);
     const prepared = prepare(db, query);
-    return async <Row>(values: Record<string, unknown>) =>
-      rowsOf<Row>(await prepared.execute(values));
+    return <Row>(values: Record<string, unknown>) => rowsFrom<Row>(prepared, values);
   };
   const onDb = {
     claim: onDbStatement(statements.claim),
@@ -169,7 +168,11 @@ export function postgresStore<Db extends AnyPgDatabase>(
 
   /** Runs a prepared statement of a transaction (or PGlite's outer one). */
   function execute<Row>(statement: Prepared, values: Record<string, unknown>) {
-    return explained(statement.execute(values).then((result) => rowsOf<Row>(result)));
+    return explained(rowsFrom<Row>(statement, values));
+  }
+
+  async function rowsFrom<Row>(statement: Prepared, values: Record<string, unknown>) {
+    return rowsOf<Row>(await statement.execute(values));
   }
 
   /** The rows of a statement; a missing function of ours becomes an error that says why. */

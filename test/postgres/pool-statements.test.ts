@@ -18,6 +18,7 @@ import { functionNames } from '../../src/postgres/functions.js';
 import { migratePostgres, type PgTransactionOf, postgresStore } from '../../src/postgres/index.js';
 import { poolStatement } from '../../src/postgres/pool-statements.js';
 import {
+  claimRequests,
   dropRecordsTable,
   postgresAvailability,
   TEST_DATABASE_URL,
@@ -55,14 +56,8 @@ describe.skipIf(!pg_.realPostgres)(
       await pool.end();
     });
 
-    const request = (key: string) => ({
-      scope: 'acct_1',
-      key,
-      fingerprint: 'fp-a',
-      operation: 'createPayment',
-      leaseMs: 30_000,
-      retentionMs: 60_000,
-    });
+    const claimRequest = claimRequests();
+    const request = (key: string) => claimRequest({ key });
 
     it('S7/S9: a claim is one pool.query, not a Drizzle prepared query, its values in order; the record read back has the same types', async () => {
       const store = postgresStore(db, { table });
