@@ -16,7 +16,6 @@ export async function createPostgresGuard(connectionString: string) {
   const guard = createGuard({
     store: postgresStore(db),
     retention: 24 * 60 * 60 * 1000, // replay answers for a day (the default)
-    lease: 30_000, // a crashed request's key is free again after 30 s (the default)
   });
   return { guard, close: () => pool.end() };
 }

@@ -1,5 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { type ClaimResult, type Fence, LeaseLostError, type StoredRecord } from '../store/seam.js';
+import {
+  type ClaimAndRunResult,
+  type ClaimRequest,
+  type ClaimResult,
+  type Fence,
+  type IdempotencyStore,
+  LeaseLostError,
+  type StoredRecord,
+} from '../store/seam.js';
 import { IdempotencyError } from './errors.js';
 import type { GuardEvent, GuardEventHandler, GuardEventType } from './events.js';
 import { hashKey } from './hash.js';
@@ -70,6 +78,11 @@ const FIRST_POLL_MS = 25;
 const MAX_POLL_DOUBLINGS = 4;
 /** The `Retry-After` of the 409 for a claim lost to a takeover: its result is stored soon. */
 const TAKEN_OVER_RETRY_AFTER_SECONDS = 1;
+/**
+ * The `Retry-After` of the 409 for a key a running transaction holds (`claimAndRun`): it has
+ * written no row, so how long it has run is unknown; a second is the floor S10's rule gives.
+ */
+const HELD_RETRY_AFTER_SECONDS = 1;
 /** Records `purge()` deletes per batch unless told otherwise: each batch one short statement. */
 const PURGE_BATCH_SIZE = 1000;
 
@@ -112,6 +125,11 @@ interface ClaimedRun<Tx, T> extends Run<Tx, T> {
   readonly fence: Fence;
   /** The serialized result once made: a store error that lists it is scrubbed of it (S26). */
   storedResult: string | undefined;
+  /**
+   * Frees the key after a failure, quietly: the lease model's fenced release. Under
+   * `claimAndRun` a rollback freed it already, and this does nothing.
+   */
+  readonly release: () => Promise<void>;
 }
 
 /**
@@ -130,16 +148,34 @@ async function runGuarded<Tx, T>(
 ): Promise<GuardResult<T>> {
   const run = startRun(guard, guarded);
   for (let attempt = 0; ; attempt++) {
-    const claim = await claimKey(run);
-    if (claim.status === 'claimed') return execute(run, claim);
-    const { record } = claim;
-    if (record.fingerprint !== run.call.fingerprint) throw keyReused(run);
-    if (isReplayable(record)) return replay(run, record);
-    if (Date.now() >= run.deadline) throw keyInUse(run, record);
-    // S10: wait without holding a connection, then look again (the loop re-claims, so an
-    // expired lease is taken over and a released key is claimed afresh).
+    const found = guard.store.claimAndRun ? await claimAndRun(run) : await claimThenRun(run);
+    if (found.status === 'done') return found.result;
+    if (found.status === 'in_flight') {
+      if (!found.sameRequest) throw keyReused(run);
+      if (Date.now() >= run.deadline) throw keyInUse(run, HELD_RETRY_AFTER_SECONDS);
+    } else {
+      const { record } = found;
+      if (record.fingerprint !== run.call.fingerprint) throw keyReused(run);
+      if (isReplayable(record)) return replay(run, record);
+      if (Date.now() >= run.deadline) throw keyInUse(run, retryAfterSeconds(record));
+    }
+    // S10: wait without holding a connection, then look again (the loop claims again, so an
+    // expired lease is taken over and a freed key is claimed afresh).
     await sleep(pollPause(attempt, run.deadline));
   }
+}
+
+/** What one look at the key came to: the call's result, or what stands in its way. */
+type Found<T> =
+  | { status: 'done'; result: GuardResult<T> }
+  | { status: 'exists'; record: StoredRecord }
+  | { status: 'in_flight'; sameRequest: boolean };
+
+/** The lease model: claim the key, then run the work in a transaction of its own (S7, S8). */
+async function claimThenRun<Tx, T>(run: Run<Tx, T>): Promise<Found<T>> {
+  const claim = await claimKey(run);
+  if (claim.status === 'exists') return claim;
+  return { status: 'done', result: await execute(run, claim) };
 }
 
 function startRun<Tx, T>(guard: ResolvedGuardOptions<Tx>, guarded: GuardCall<Tx, T>): Run<Tx, T> {
@@ -157,17 +193,22 @@ function startRun<Tx, T>(guard: ResolvedGuardOptions<Tx>, guarded: GuardCall<Tx,
   };
 }
 
+function claimRequest<Tx, T>(run: Run<Tx, T>): ClaimRequest {
+  const { call } = run;
+  return {
+    scope: call.scope,
+    key: call.key,
+    fingerprint: call.fingerprint,
+    operation: call.operation,
+    leaseMs: run.guard.lease,
+    retentionMs: run.retention,
+  };
+}
+
 async function claimKey<Tx, T>(run: Run<Tx, T>): Promise<ClaimResult> {
   const { guard, call } = run;
   try {
-    return await guard.store.claim({
-      scope: call.scope,
-      key: call.key,
-      fingerprint: call.fingerprint,
-      operation: call.operation,
-      leaseMs: guard.lease,
-      retentionMs: run.retention,
-    });
+    return await guard.store.claim(claimRequest(run));
   } catch (error) {
     report(run, 'failed', 'store failed during claim');
     throw storeUnavailable(run.keyHash, error, [call.key]);
@@ -200,12 +241,12 @@ function replay<Tx, T>(run: Run<Tx, T>, record: StoredRecord): GuardResult<T> {
 }
 
 /** S10: another request holds the key, and the wait (if any) is over. */
-function keyInUse<Tx, T>(run: Run<Tx, T>, record: StoredRecord): IdempotencyError {
+function keyInUse<Tx, T>(run: Run<Tx, T>, retryAfter: number): IdempotencyError {
   report(run, 'in-use');
   return new IdempotencyError(
     'IDEMPOTENCY_KEY_IN_USE',
     `A request with idempotency key ${run.keyHash} is still in progress; retry later.`,
-    { keyHash: run.keyHash, retryAfterSeconds: retryAfterSeconds(record) },
+    { keyHash: run.keyHash, retryAfterSeconds: retryAfter },
   );
 }
 
@@ -222,10 +263,12 @@ async function execute<Tx, T>(
 ): Promise<GuardResult<T>> {
   report(run, claim.takenOver ? 'taken-over' : 'claimed');
   const { scope, key } = run.call;
+  const fence = { scope, key, token: claim.token };
   const claimed: ClaimedRun<Tx, T> = {
     ...run,
-    fence: { scope, key, token: claim.token },
+    fence,
     storedResult: undefined,
+    release: () => releaseQuietly(run, fence),
   };
   let outcome: { value: T };
   try {
@@ -242,12 +285,7 @@ async function execute<Tx, T>(
  * failure leaves as one of the errors `settleFailure` tells apart.
  */
 async function workAndStore<Tx, T>(run: ClaimedRun<Tx, T>, tx: Tx): Promise<{ value: T }> {
-  let value: T | Rollback<T>;
-  try {
-    value = await run.call.work(tx, { keyHash: run.keyHash });
-  } catch (error) {
-    throw new WorkFailed(error);
-  }
+  const value = await runWork(run, tx);
   // Throwing rolls the business writes back; the rollback is handled after.
   if (isRollback<T>(value)) throw new RolledBack(value);
   const result = serializeResult(run, value);
@@ -259,6 +297,64 @@ async function workAndStore<Tx, T>(run: ClaimedRun<Tx, T>, tx: Tx): Promise<{ va
   );
   if (!completed) throw new LeaseLostError();
   return { value };
+}
+
+/** The work itself; what it throws leaves as `WorkFailed`. */
+async function runWork<Tx, T>(run: ClaimedRun<Tx, T>, tx: Tx): Promise<T | Rollback<T>> {
+  try {
+    return await run.call.work(tx, { keyHash: run.keyHash });
+  } catch (error) {
+    throw new WorkFailed(error);
+  }
+}
+
+/**
+ * The one-transaction model (`store.claimAndRun`, S11's second liveness model): the claim,
+ * the work and its record in one database transaction. A rollback frees the key by itself, so
+ * a failure has nothing to release; a kept final error is written in that same transaction,
+ * after the work's writes are rolled back (S12).
+ */
+async function claimAndRun<Tx, T>(run: Run<Tx, T>): Promise<Found<T>> {
+  const { guard, call } = run;
+  const claimed: ClaimedRun<Tx, T> = {
+    ...run,
+    fence: { scope: call.scope, key: call.key, token: '' },
+    storedResult: undefined,
+    release: async () => {},
+  };
+  let started = false;
+  let kept: { value: T } | undefined;
+  const store = guard.store as Required<Pick<IdempotencyStore<Tx>, 'claimAndRun'>>;
+  let found: ClaimAndRunResult<T>;
+  try {
+    found = await store.claimAndRun(claimRequest(run), async (tx, claim) => {
+      started = true;
+      report(run, claim.takenOver ? 'taken-over' : 'claimed');
+      const value = await runWork(claimed, tx);
+      if (isRollback<T>(value) && !value.keep) throw new RolledBack(value);
+      const answer = isRollback<T>(value) ? value.value : (value as T);
+      const result = serializeResult(claimed, answer);
+      claimed.storedResult = result;
+      if (isRollback<T>(value)) kept = { value: answer };
+      const outcome = kept ? 'rolled_back' : 'committed';
+      return { value: answer, completion: { result, outcome, retentionMs: run.retention } };
+    });
+  } catch (error) {
+    if (!started) {
+      report(run, 'failed', 'store failed during claim');
+      throw storeUnavailable(run.keyHash, error, [call.key]);
+    }
+    if (kept && error instanceof LeaseLostError) {
+      // As in the lease model: the answer stands; it was not kept, so a retry runs afresh.
+      report(run, 'failed', 'claim lost');
+      return { status: 'done', result: { value: kept.value, replayed: false } };
+    }
+    return { status: 'done', result: await settleFailure(claimed, error) };
+  }
+  if (found.status !== 'done') return found;
+  if (kept) report(run, 'completed', 'kept final error');
+  else report(run, 'completed');
+  return { status: 'done', result: { value: found.value, replayed: false } };
 }
 
 /**
@@ -291,7 +387,7 @@ async function settleFailure<Tx, T>(
 ): Promise<GuardResult<T>> {
   if (error instanceof RolledBack) return settleRollback(run, error.rollback as Rollback<T>);
   if (error instanceof WorkFailed) {
-    await releaseQuietly(run);
+    await run.release();
     report(run, 'released', 'work threw');
     throw error.cause;
   }
@@ -299,19 +395,19 @@ async function settleFailure<Tx, T>(
     report(run, 'failed', 'claim lost to a takeover');
     throw new IdempotencyError(
       'IDEMPOTENCY_KEY_IN_USE',
-      `Idempotency key ${run.keyHash} was taken over by a retry after its lease expired; this attempt was rolled back. Retry to get the stored result.`,
+      `Idempotency key ${run.keyHash} was claimed by another request while this attempt ran (a retry after its lease expired); this attempt was rolled back. Retry to get the stored result.`,
       { keyHash: run.keyHash, retryAfterSeconds: TAKEN_OVER_RETRY_AFTER_SECONDS, cause: error },
     );
   }
   if (IdempotencyError.is(error)) {
     // Result too large: rolled back; free the key, nothing was stored (S16).
-    await releaseQuietly(run);
+    await run.release();
     report(run, 'failed', error.code);
     throw error;
   }
   // Begin, lock, complete or commit failed: the store is the problem (S15). Free the key
   // if we still can; if not, the lease runs out and a retry takes over.
-  await releaseQuietly(run);
+  await run.release();
   report(run, 'failed', 'store failed during the transaction');
   const { fence, storedResult } = run;
   throw storeUnavailable(run.keyHash, error, [
@@ -327,7 +423,7 @@ async function settleRollback<Tx, T>(
 ): Promise<GuardResult<T>> {
   if (!keep) {
     // The answer stands even if freeing the key fails: the lease then runs out instead.
-    await releaseQuietly(run);
+    await run.release();
     report(run, 'released', 'rolled back');
     return { value, replayed: false };
   }
@@ -356,9 +452,9 @@ async function storeKeptAnswer<Tx, T>(run: ClaimedRun<Tx, T>, result: string): P
   }
 }
 
-async function releaseQuietly<Tx, T>(run: ClaimedRun<Tx, T>): Promise<void> {
+async function releaseQuietly<Tx, T>(run: Run<Tx, T>, fence: Fence): Promise<void> {
   try {
-    await run.guard.store.release(run.fence);
+    await run.guard.store.release(fence);
   } catch {
     // The lease will expire and a retry will take over; nothing was committed.
   }

@@ -1,5 +1,6 @@
 /**
- * The server-side functions a records table comes with (drizzle/postgres/0001_functions.sql),
+ * The server-side functions a records table comes with (drizzle/postgres/0001_functions.sql and
+ * 0002_one_transaction.sql),
  * and the error that says what to do when they are missing: a table that drizzle-kit created
  * from the re-exported schema has none until the app adds the custom migration that
  * docs/migrations.md shows (drizzle-kit knows tables, not functions).
@@ -12,6 +13,9 @@ export function functionNames(table: string) {
     lock: `${table}_lock`,
     complete: `${table}_complete`,
     release: `${table}_release`,
+    begin: `${table}_begin`,
+    finish: `${table}_finish`,
+    lockBriefly: `${table}_lock_briefly`,
   };
 }
 
@@ -31,7 +35,7 @@ export function explainMissingFunctions(error: unknown, table: string): unknown 
     const missing = names.find((name) => e.message.includes(name));
     if (!missing) continue;
     return new Error(
-      `mutation-guard/postgres: the records table "${table}" has no function "${missing}". Since 0.2.0 the store's statements are server-side functions that the package's migration 0001_functions creates: run migratePostgres(db, { table: '${table}' }), or, if drizzle-kit manages the table, add them as a custom migration (docs/migrations.md, "The store's functions").`,
+      `mutation-guard/postgres: the records table "${table}" has no function "${missing}". Since 0.2.0 the store's statements are server-side functions that the package's migrations 0001_functions and 0002_one_transaction create: run migratePostgres(db, { table: '${table}' }), or, if drizzle-kit manages the table, add them as a custom migration (postgresFunctionsSql; docs/migrations.md, "The store's functions").`,
       { cause: error },
     );
   }

@@ -104,8 +104,11 @@ function driverReason(error: unknown): string {
   return typeof code === 'string' ? `${deepest.message} (SQLSTATE ${code})` : deepest.message;
 }
 
-/** The shipped migration that creates the store's server-side functions. */
-const FUNCTIONS_MIGRATION = '0001_functions';
+/**
+ * The shipped migrations that create the store's server-side functions, in order: the later
+ * one replaces what it redefines of the earlier.
+ */
+const FUNCTIONS_MIGRATIONS = ['0001_functions', '0002_one_transaction'];
 
 /**
  * The SQL that creates (or replaces) the store's server-side functions for `table`, for apps
@@ -116,9 +119,13 @@ const FUNCTIONS_MIGRATION = '0001_functions';
 export async function postgresFunctionsSql(options: MigratePostgresOptions = {}): Promise<string> {
   const table = options.table ?? DEFAULT_TABLE_NAME;
   assertTableName(table);
-  const migration = shippedMigrations(table).find(({ tag }) => tag === FUNCTIONS_MIGRATION);
-  if (!migration) throw new Error(`postgresFunctionsSql: ${FUNCTIONS_MIGRATION} is missing.`);
-  return `${migration.statements.join(`\n${BREAKPOINT}\n`)}\n`;
+  const shipped = shippedMigrations(table);
+  const statements = FUNCTIONS_MIGRATIONS.flatMap((tag) => {
+    const migration = shipped.find((candidate) => candidate.tag === tag);
+    if (!migration) throw new Error(`postgresFunctionsSql: ${tag} is missing.`);
+    return migration.statements;
+  });
+  return `${statements.join(`\n${BREAKPOINT}\n`)}\n`;
 }
 
 /** The shipped migrations, renamed for `table`. */

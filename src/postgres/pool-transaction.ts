@@ -29,11 +29,18 @@
  * on a dead connection, which makes the pool drop it instead of handing it out again. It gets
  * its 'error' listener (connection-errors.ts) before BEGIN.
  */
-import type { CompletionRecord, Fence } from '../store/seam.js';
+import type {
+  ClaimAndRunResult,
+  ClaimRequest,
+  CompletionRecord,
+  Fence,
+  WorkEnding,
+} from '../store/seam.js';
 import { LeaseLostError } from '../store/seam.js';
 import { absorb, isConnectionLoss, isConnectionTerminated } from './connection-errors.js';
 import type { AnyPgDatabase } from './db.js';
-import { nodePgPool } from './pool-statements.js';
+import { nodePgPool, type PgPool } from './pool-statements.js';
+import { type BeginRow, beginAnswer, type FinishValues, WORK_SAVEPOINT } from './statements.js';
 
 /** The parts of a pg-pool `PoolClient` used here. */
 interface PoolClient {
@@ -66,6 +73,10 @@ export interface MergedStatements {
   lock(fence: Fence, literal: (value: string) => string): string;
   /** The fenced completion, as a boolean expression. */
   complete(fence: Fence, completion: CompletionRecord, literal: (value: string) => string): string;
+  /** The one-transaction claim: one `BeginRow`. */
+  begin(request: ClaimRequest, literal: (value: string) => string): string;
+  /** The one-transaction completion, as a boolean expression. */
+  finish(values: FinishValues, literal: (value: string) => string): string;
 }
 
 export interface PoolTransactions {
@@ -74,6 +85,18 @@ export interface PoolTransactions {
    * whole life; throws `LeaseLostError` without running `work` when the claim is no longer ours.
    */
   run<T>(fence: Fence, work: (tx: AnyPgDatabase) => Promise<T>): Promise<T>;
+  /**
+   * The one-transaction claim (`IdempotencyStore.claimAndRun`) in three round trips, as many
+   * as the unguarded mutation: BEGIN, the claim and the work's savepoint as one query; the
+   * work; the completion (after a rollback to the savepoint, for a kept error) with COMMIT.
+   * A replay, 409 or 422 is answered after the first; the empty transaction's ROLLBACK goes
+   * after the answer, and the client back to the pool once it is done.
+   */
+  claimAndRun<T>(
+    request: ClaimRequest,
+    token: string,
+    work: (tx: AnyPgDatabase, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+  ): Promise<ClaimAndRunResult<T>>;
   /**
    * Defers the fenced completion of `tx`'s own claim to its COMMIT. `true`: deferred (it
    * holds, see above); `false`: that claim was completed in `tx` already (as a second fenced
@@ -89,9 +112,12 @@ const DIVISION_BY_ZERO = '22012';
 export function poolTransactions(
   db: AnyPgDatabase,
   statements: MergedStatements,
+  /** What a failure of the store's own statements becomes (a missing function explained). */
+  explain: (error: unknown) => unknown = (error) => error,
 ): PoolTransactions | undefined {
   const pool = nodePgPool(db);
   if (!pool) return undefined;
+  const clients: PgPool = pool;
   const session = db._.session as unknown as NodePgSession;
   /** The transaction each open handle belongs to, and the completion it defers. */
   const open = new WeakMap<object, { fence: Fence; completion?: CompletionRecord }>();
@@ -104,16 +130,82 @@ export function poolTransactions(
     return transactionClass;
   };
 
+  /** A client of the pool, and a Drizzle transaction handle over it for the work. */
+  async function checkOut() {
+    const Transaction = transactionClass ?? (await loadTransactionClass());
+    const client = (await clients.connect()) as PoolClient;
+    // Before BEGIN: a client the pool connected before the store existed has no listener
+    // yet, and its connection dying under BEGIN would otherwise crash the process.
+    absorb(client);
+    const literal = (value: string) => client.escapeLiteral(value);
+    const own = new session.constructor(client, session.dialect, session.schema, session.options);
+    const tx = new Transaction(session.dialect, own, session.schema) as AnyPgDatabase;
+    return { client, tx, literal };
+  }
+
   return {
+    async claimAndRun<T>(
+      request: ClaimRequest,
+      token: string,
+      work: (tx: AnyPgDatabase, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+    ): Promise<ClaimAndRunResult<T>> {
+      const { client, tx, literal } = await checkOut();
+      let lost: Error | undefined;
+      let handedOver = false;
+      try {
+        const opened = await inTransaction(
+          client,
+          `begin isolation level read committed; ${statements.begin(request, literal)}; savepoint ${WORK_SAVEPOINT}`,
+        ).catch((error: unknown) => {
+          throw explain(error);
+        });
+        const found = Array.isArray(opened) ? opened[1] : undefined;
+        if (!found) {
+          await rollBack(client);
+          throw new Error(
+            'mutation-guard/postgres: BEGIN, the claim and the savepoint did not answer as three statements.',
+          );
+        }
+        const row = found.rows[0] as BeginRow | undefined;
+        const answer = beginAnswer(request, row);
+        if (answer) {
+          // Nothing to commit: the answer goes now, the ROLLBACK after it, and the client
+          // back to the pool once that is done (as broken, should the connection have gone).
+          handedOver = true;
+          void rollBack(client).then((failure) => client.release(lostConnection(failure)));
+          return answer;
+        }
+        let ending: WorkEnding<T>;
+        try {
+          ending = await work(tx, { takenOver: row?.status === 'taken_over' });
+        } catch (error) {
+          // As Drizzle's `db.transaction` does: a ROLLBACK that fails is the error that counts.
+          throw (await rollBack(client)) ?? error;
+        }
+        const { completion } = ending;
+        const finish = statements.finish(
+          { request, token, replace: row?.replace === true, completion },
+          literal,
+        );
+        const undo =
+          completion.outcome === 'rolled_back' ? `rollback to savepoint ${WORK_SAVEPOINT}; ` : '';
+        await inTransaction(client, `${undo}select 1 / (${finish})::int; commit`).catch(
+          (error: unknown) => {
+            if (codeOf(error) === DIVISION_BY_ZERO) throw new LeaseLostError();
+            throw explain(error);
+          },
+        );
+        return { status: 'done', value: ending.value };
+      } catch (error) {
+        lost = lostConnection(error);
+        throw error;
+      } finally {
+        if (!handedOver) client.release(lost);
+      }
+    },
+
     async run<T>(fence: Fence, work: (tx: AnyPgDatabase) => Promise<T>): Promise<T> {
-      const Transaction = transactionClass ?? (await loadTransactionClass());
-      const client = (await pool.connect()) as PoolClient;
-      // Before BEGIN: a client the pool connected before the store existed has no listener
-      // yet, and its connection dying under BEGIN would otherwise crash the process.
-      absorb(client);
-      const literal = (value: string) => client.escapeLiteral(value);
-      const own = new session.constructor(client, session.dialect, session.schema, session.options);
-      const tx = new Transaction(session.dialect, own, session.schema) as AnyPgDatabase;
+      const { client, tx, literal } = await checkOut();
       const state: { fence: Fence; completion?: CompletionRecord } = { fence };
       let lost: Error | undefined;
       try {
@@ -152,9 +244,7 @@ export function poolTransactions(
         });
         return value;
       } catch (error) {
-        if (isConnectionLoss(error) || isConnectionTerminated(error)) {
-          lost = error instanceof Error ? error : new Error(String(error));
-        }
+        lost = lostConnection(error);
         throw error;
       } finally {
         open.delete(tx);
@@ -198,6 +288,12 @@ async function rollBack(client: PoolClient): Promise<unknown> {
   } catch (error) {
     return error;
   }
+}
+
+/** `error` when it says the connection went (the client is then released as broken). */
+function lostConnection(error: unknown): Error | undefined {
+  if (!isConnectionLoss(error) && !isConnectionTerminated(error)) return undefined;
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function sameFence(a: Fence, b: Fence): boolean {

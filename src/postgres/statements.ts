@@ -2,8 +2,9 @@
  * Every statement of the Postgres store (SPEC S7, S8, S11, S14), built once per store (table
  * name and all) with named placeholders; each call only fills in its values.
  *
- * The hot ones (claim, lock, complete, release) call the server-side functions of the
- * migration drizzle/postgres/0001_functions.sql, which holds their SQL and their rules:
+ * The hot ones (begin and finish, the one-transaction claim; claim, lock, complete and release,
+ * the lease model's) call the server-side functions of the migrations
+ * drizzle/postgres/0001_functions.sql and 0002_one_transaction.sql, which hold their SQL and rules:
  * PL/pgSQL keeps a statement's plan for the session, so the server parses and plans only
  * the one-line call, where 0.1.0 sent the statements themselves, unnamed, and the server
  * parsed and planned each on every call (most of a guarded call's cost). Unlike named
@@ -12,8 +13,14 @@
  */
 import { getTableName, type Query, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import type { RecordRow } from '../store/records.js';
-import type { CompletionRecord, Fence } from '../store/seam.js';
+import { type RecordRow, toStoredRecord } from '../store/records.js';
+import type {
+  ClaimAndRunResult,
+  ClaimRequest,
+  CompletionRecord,
+  Fence,
+  RecordKey,
+} from '../store/seam.js';
 import { functionNames } from './functions.js';
 import type { MergedStatements } from './pool-transaction.js';
 import type { PgIdempotencyTable } from './table.js';
@@ -33,6 +40,60 @@ export type ClaimStatus = 'claimed' | 'taken_over' | 'exists' | 'replacing' | 'a
 export interface ClaimRow extends Partial<PgRecordRow> {
   status: ClaimStatus;
 }
+
+/** What the one-transaction claim function returns (its comment in 0002 says what each means). */
+export type BeginStatus = 'claimed' | 'taken_over' | 'exists' | 'busy' | 'reused';
+
+/**
+ * The one-transaction claim's row: its status, whether `_finish` overwrites a row it holds
+ * locked (`replace`), and the record that stands when `exists`.
+ */
+export interface BeginRow extends Partial<PgRecordRow> {
+  status: BeginStatus;
+  replace: boolean;
+}
+
+/**
+ * What the one-transaction claim found, as `claimAndRun` answers it; `undefined` when the key
+ * is ours and the work runs.
+ */
+export function beginAnswer(
+  request: RecordKey,
+  row: BeginRow | undefined,
+): Exclude<ClaimAndRunResult<never>, { status: 'done' }> | undefined {
+  switch (row?.status) {
+    case 'claimed':
+    case 'taken_over':
+      return undefined;
+    case 'exists': {
+      const record = row as BeginRow & PgRecordRow;
+      return { status: 'exists', record: toStoredRecord(request, record, record.read_ms) };
+    }
+    case 'busy':
+      return { status: 'in_flight', sameRequest: true };
+    case 'reused':
+      return { status: 'in_flight', sameRequest: false };
+    default:
+      throw new Error(
+        `mutation-guard/postgres: unexpected answer from the begin function: ${JSON.stringify(row?.status)}.`,
+      );
+  }
+}
+
+/** The values of the one-transaction completion (`_finish`). */
+export interface FinishValues {
+  request: ClaimRequest;
+  token: string;
+  replace: boolean;
+  completion: CompletionRecord;
+}
+
+/**
+ * The savepoint between the one-transaction claim and the work: a kept final error rolls the
+ * work back to it and writes its record after, in the same transaction (SPEC S12). Taken after
+ * the claim, since rolling back to a savepoint taken before a lock would release the lock.
+ */
+export const WORK_SAVEPOINT = 'mutation_guard_work';
 
 export type Statements = ReturnType<typeof buildStatements>;
 
@@ -88,6 +149,22 @@ export function buildStatements(t: PgIdempotencyTable, { asyncClaim }: { asyncCl
     /** S12: the fenced release of a claim. */
     release: build(sql`select ${call(fn.release)}(${fence}) as done`),
 
+    /** S7, S10, S11: the one-transaction claim, inside the business transaction. */
+    begin: build(
+      sql`select * from ${call(fn.begin)}(${p('scope')}::text, ${p('key')}::text, ${p('fingerprint')}::text)`,
+    ),
+
+    /** S7, S8: the record, written once, complete, with the business writes. */
+    finish: build(sql`select ${call(fn.finish)}(${p('scope')}::text, ${p('key')}::text,
+      ${p('fingerprint')}::text, ${p('operation')}::text, ${p('token')}::text,
+      ${p('replace')}::boolean, ${p('outcome')}::text, ${p('result')}::text,
+      ${p('retentionMs')}::float8) as done`),
+
+    savepoint: build(sql.raw(`savepoint ${WORK_SAVEPOINT}`)),
+    /** postgres.js: the transaction's level, as its first statement (store.ts says why). */
+    readCommitted: build(sql.raw('set transaction isolation level read committed')),
+    rollbackToSavepoint: build(sql.raw(`rollback to savepoint ${WORK_SAVEPOINT}`)),
+
     read: build(sql`select ${record(sql`clock_timestamp()`)} from ${t} where ${byKey}`),
 
     /**
@@ -129,6 +206,25 @@ export function mergedStatements(t: PgIdempotencyTable): MergedStatements {
       `select 1 from ${dialect.escapeName(fn.lock)}(${fence(record, literal)})`,
     complete: (record, completion: CompletionRecord, literal) =>
       `${dialect.escapeName(fn.complete)}(${fence(record, literal)}, ${literal(completion.outcome)}::text, ${literal(completion.result)}::text, ${finite(completion.retentionMs)}::float8)`,
+    begin: ({ scope, key, fingerprint }, literal) =>
+      `select * from ${dialect.escapeName(fn.begin)}(${literal(scope)}::text, ${literal(key)}::text, ${literal(fingerprint)}::text)`,
+    finish: ({ request, token, replace, completion }, literal) =>
+      `${dialect.escapeName(fn.finish)}(${literal(request.scope)}::text, ${literal(request.key)}::text, ${literal(request.fingerprint)}::text, ${literal(request.operation)}::text, ${literal(token)}::text, ${replace ? 'true' : 'false'}, ${literal(completion.outcome)}::text, ${literal(completion.result)}::text, ${finite(completion.retentionMs)}::float8)`,
+  };
+}
+
+/** The named values of the `finish` statement. */
+export function finishValues({ request, token, replace, completion }: FinishValues) {
+  return {
+    scope: request.scope,
+    key: request.key,
+    fingerprint: request.fingerprint,
+    operation: request.operation,
+    token,
+    replace,
+    outcome: completion.outcome,
+    result: completion.result,
+    retentionMs: completion.retentionMs,
   };
 }
 

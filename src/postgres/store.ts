@@ -1,52 +1,54 @@
 /**
  * The Postgres store (SPEC S24): many processes, one database, READ COMMITTED.
  *
- * How the rules of src/store/seam.ts are met, by the server-side functions of the migration
- * drizzle/postgres/0001_functions.sql (statements.ts says why functions):
- * - claim (S7) is one call of `<table>_claim`: it reads the record and, when there is none,
- *   claims with `INSERT ... ON CONFLICT DO NOTHING`, committed on its own before the business
- *   transaction begins. (Were it inside that transaction, a concurrent claim's ON CONFLICT
- *   would block on the uncommitted row until the whole mutation ended.) A replay, a 409 and a
- *   422 are that one read; a fresh call is one round trip too. Its commit is asynchronous:
- *   see `claim` in statements.ts for why losing it in a crash is harmless.
- * - a takeover (S11, S14), in the same call, is one compare-and-set UPDATE whose target is
- *   selected `FOR UPDATE SKIP LOCKED`, tried only when the record read was eligible: the
- *   original's business transaction holds a row lock on its record for its whole life, so
- *   while it runs the takeover skips the row and the caller sees "exists" at once (409, S10)
- *   instead of blocking on the lock.
- * - transaction (S8) locks the record `FOR UPDATE` where token and state still match
- *   (`<table>_lock`), or throws LeaseLostError without running the work; complete/release
- *   are fenced by token. On a node-postgres Pool the lock rides with BEGIN and the
- *   transaction's own completion with COMMIT, in one query each (pool-transaction.ts).
- * - every time is the database's clock (`clock_timestamp()`), never the app server's (S11).
- * - every statement's SQL is built once per store (statements.ts); a call only fills in values.
- * - the transaction never settles before its work, and refuses statements once the driver
- *   has ended it (transaction.ts); on PGlite's single connection, nested calls join the
- *   outer transaction and duplicates of a running key get 409 at once (single-connection.ts).
+ * A guarded call goes through `claimAndRun`, the one-transaction claim (S11's second model),
+ * by the server-side functions of the migration drizzle/postgres/0002_one_transaction.sql
+ * (statements.ts says why functions):
+ * - one transaction: `<table>_begin` (the key's advisory lock, a hint, and the record's read),
+ *   a savepoint, the work, `<table>_finish` (the record inserted once, complete, with its
+ *   result), COMMIT. A replay, 409 or 422 is the first statement's answer, and the
+ *   transaction ends with nothing written.
+ * - the key is held while the transaction lives: the server drops the lock at its end, or
+ *   when its connection dies (a crash frees the key at once). Within this process the key
+ *   stays held until the work is over, even when the connection went first (held-keys.ts).
+ * - the primary key decides (S7, S8): should a row have been committed for the key meanwhile,
+ *   `_finish` matches nothing, the transaction rolls back and the caller gets LeaseLostError.
+ * - on a node-postgres Pool the claim rides with BEGIN and the completion with COMMIT, three
+ *   round trips in all (pool-transaction.ts); elsewhere Drizzle's `db.transaction` carries
+ *   them one by one.
  *
- * Waits: a claim reads without waiting. A record whose original is committing right now is
- * read as its last committed version, in flight: 409 (or, with `wait`, the guard looks again
- * and replays). Only a claim racing another claim's INSERT of the same new key waits, for
- * that INSERT's commit, which follows at once.
+ * The lease model's primitives (`claim`, `transaction`, `complete`, `release`, by the
+ * functions of 0001_functions) stay: the guard uses them only with a store that has no
+ * `claimAndRun`, and `_begin` reads the records they leave in flight (0.1.0's, or a process
+ * of an earlier version's during an upgrade) by their lease rules. Their claim commits on its
+ * own, asynchronously (statements.ts, `claim`), and takes over an expired lease with one
+ * compare-and-set selected `FOR UPDATE SKIP LOCKED`; their transaction locks the record `FOR
+ * UPDATE` (`<table>_lock`) for its life.
+ *
+ * Every time is the database's clock (`clock_timestamp()`), never the app server's (S11); every
+ * statement's SQL is built once per store (statements.ts); the transaction never settles before
+ * its work, and refuses statements once the driver has ended it (transaction.ts); on PGlite's
+ * single connection, nested calls join the outer transaction (single-connection.ts).
  *
  * Isolation: our transactions always run READ COMMITTED, whatever the server's
  * `default_transaction_isolation`, so a stricter default cannot make our own statements fail
  * with a serialization error (SQLSTATE 40001); our statements outside a transaction retry
- * one instead (serialization.ts). The user's writes run in that same
- * READ COMMITTED transaction; should they still hit a serialization failure or deadlock, it
- * propagates as their error (the claim is released and a retry runs afresh).
+ * one instead (serialization.ts). The user's writes run in that same READ COMMITTED
+ * transaction; should they still hit a serialization failure or deadlock, it propagates as
+ * their error (nothing is written, and a retry runs afresh).
  *
  * Drizzle wraps driver errors (the driver's error, with its SQLSTATE `code`, is on `cause`);
  * we let them propagate: the guard turns store failures into 503 (S15). On a node-postgres
- * Pool the store's own autocommit statements skip Drizzle and reach the caller as the
- * driver's error itself (pool-statements.ts); every code is read along the cause chain.
+ * Pool the store's own statements skip Drizzle and reach the caller as the driver's error
+ * itself (pool-statements.ts, pool-transaction.ts); every code is read along the cause chain.
  */
 import { randomUUID } from 'node:crypto';
-import { getTableName, is, type Query, sql } from 'drizzle-orm';
+import { getTableName, is, type Query } from 'drizzle-orm';
 import { type PgSession, PgTransaction } from 'drizzle-orm/pg-core';
 import { assertPurgeOptions } from '../store/purge-options.js';
 import { toStoredRecord } from '../store/records.js';
 import {
+  type ClaimAndRunResult,
   type ClaimRequest,
   type ClaimResult,
   type CompletionRecord,
@@ -57,17 +59,22 @@ import {
   type RecordKey,
   type StoredRecord,
   type StoreExtras,
+  type WorkEnding,
 } from '../store/seam.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
 import { explainMissingFunctions } from './functions.js';
+import { heldKeys } from './held-keys.js';
 import { nodePgPool, type PoolStatement, poolStatement } from './pool-statements.js';
 import { poolTransactions } from './pool-transaction.js';
 import { retryingSerializationFailures } from './serialization.js';
 import { isSingleConnection, singleConnection } from './single-connection.js';
 import {
+  type BeginRow,
+  beginAnswer,
   buildStatements,
   type ClaimRow,
+  finishValues,
   mergedStatements,
   type PgRecordRow,
 } from './statements.js';
@@ -82,8 +89,6 @@ export interface PostgresStoreOptions {
    */
   table?: PgIdempotencyTable | string;
 }
-
-const READ_COMMITTED = sql`set transaction isolation level read committed`;
 
 /** What the completing and releasing functions return: whether our token still held the record. */
 interface Done {
@@ -111,7 +116,9 @@ export function postgresStore<Db extends AnyPgDatabase>(
   const statements = buildStatements(t, { asyncClaim: !is(db, PgTransaction) });
   absorbPoolConnectionErrors(db);
   const tableName = getTableName(t);
-  const single = isSingleConnection(db) ? singleConnection(db, tableName) : undefined;
+  const single = isSingleConnection(db) ? singleConnection(db) : undefined;
+  /** Keys whose work runs now in this process: their duplicates answer from here (held-keys.ts). */
+  const held = heldKeys(db, tableName);
   /**
    * postgres.js: Drizzle sets a transaction's isolation level with a statement of its own
    * before our callback runs. Were the connection lost under that statement, postgres.js
@@ -124,7 +131,9 @@ export function postgresStore<Db extends AnyPgDatabase>(
    * completion into COMMIT, and always give their client back (pool-transaction.ts); on any
    * other database, `db.transaction`.
    */
-  const pooled = poolTransactions(db, mergedStatements(t));
+  const pooled = poolTransactions(db, mergedStatements(t), (error) =>
+    explainMissingFunctions(error, tableName),
+  );
   const begin = db.transaction.bind(db);
   // A claim joined to an outer transaction must not weaken that transaction's commit.
   const joinedClaim = single && buildStatements(t, { asyncClaim: false }).claim;
@@ -193,7 +202,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
     dialect: 'postgres',
 
     async claim(request: ClaimRequest): Promise<ClaimResult> {
-      const running = single?.running(request);
+      const running = single && held.running(request);
       if (running) return { status: 'exists', record: running };
       for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
         const token = randomUUID();
@@ -236,6 +245,64 @@ export function postgresStore<Db extends AnyPgDatabase>(
 
     read,
 
+    claimAndRun<T>(
+      request: ClaimRequest,
+      work: (tx: Tx, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+    ): Promise<ClaimAndRunResult<T>> {
+      const running = held.running(request);
+      if (running) return Promise.resolve({ status: 'exists', record: running });
+      const token = randomUUID();
+      const outer = single?.outerTransaction();
+      if (pooled && !outer) {
+        return pooled.claimAndRun(request, token, (tx, claim) =>
+          held.holding(inFlight(request), () => work(tx as Tx, claim)),
+        );
+      }
+      return runTransaction(
+        outer
+          ? // Nested in guarded work on PGlite: a savepoint of the outer transaction.
+            (callback) => outer.transaction(callback)
+          : isolationInside
+            ? (callback) => begin(callback)
+            : (callback) => begin(callback, { isolationLevel: 'read committed' }),
+        async (tx): Promise<ClaimAndRunResult<T>> => {
+          absorbConnectionErrors(tx);
+          // Sent together: postgres.js pipelines them in one round trip (the other drivers
+          // send them in turn). They take one path to the driver, so they reach it in this
+          // order, SET TRANSACTION first as it must be. The savepoint is harmless where the
+          // claim finds a record.
+          const [, rows] = await Promise.all([
+            isolationInside && !outer ? execute(prepare(tx, statements.readCommitted), {}) : [],
+            execute<BeginRow>(prepare(tx, statements.begin), {
+              scope: request.scope,
+              key: request.key,
+              fingerprint: request.fingerprint,
+            }),
+            execute(prepare(tx, statements.savepoint), {}),
+          ]);
+          const [row] = rows;
+          // A replay, 409 or 422: the transaction ends with nothing written.
+          const answer = beginAnswer(request, row);
+          if (answer) return answer;
+          const claim = { takenOver: row?.status === 'taken_over' };
+          const ending = await held.holding(inFlight(request), () =>
+            single ? single.inside(tx, () => work(tx as Tx, claim)) : work(tx as Tx, claim),
+          );
+          const { completion } = ending;
+          if (completion.outcome === 'rolled_back') {
+            await execute(prepare(tx, statements.rollbackToSavepoint), {});
+          }
+          const [done] = await execute<Done>(
+            prepare(tx, statements.finish),
+            finishValues({ request, token, replace: row?.replace === true, completion }),
+          );
+          // A record was committed for the key meanwhile: nothing of ours may commit (S8).
+          if (done?.done !== true) throw new LeaseLostError();
+          return { status: 'done', value: ending.value };
+        },
+      );
+    },
+
     transaction<T>(fence: Fence, work: (tx: Tx) => Promise<T>): Promise<T> {
       if (pooled) {
         return runTransaction(
@@ -253,15 +320,15 @@ export function postgresStore<Db extends AnyPgDatabase>(
             : (callback) => begin(callback, { isolationLevel: 'read committed' }),
         async (tx) => {
           absorbConnectionErrors(tx);
-          if (isolationInside && !outer) await tx.execute(READ_COMMITTED);
+          if (isolationInside && !outer) await execute(prepare(tx, statements.readCommitted), {});
           // Holding this row lock until commit is what keeps a takeover out while we run (S11).
-          const [held] = await execute<PgRecordRow>(
+          const [locked] = await execute<PgRecordRow>(
             prepare(tx, statements.lock),
             fenceValues(fence),
           );
-          if (!held) throw new LeaseLostError();
+          if (!locked) throw new LeaseLostError();
           if (!single) return work(tx as Tx);
-          return single.holding(toStoredRecord(fence, held, held.read_ms), () =>
+          return held.holding(toStoredRecord(fence, locked, locked.read_ms), () =>
             single.inside(tx, () => work(tx as Tx)),
           );
         },
@@ -316,6 +383,27 @@ function beingReplaced(record: StoredRecord, fingerprint: string): StoredRecord 
     outcome: null,
     result: null,
     leaseExpiresAt: record.readAt,
+  };
+}
+
+/**
+ * A key whose one-transaction claim runs now, as PGlite's duplicates in this process see it:
+ * in flight for this request (409; 422 for another fingerprint), for about a second.
+ */
+function inFlight(request: ClaimRequest): StoredRecord {
+  const now = Date.now();
+  return {
+    scope: request.scope,
+    key: request.key,
+    fingerprint: request.fingerprint,
+    operation: request.operation,
+    state: 'in_flight',
+    outcome: null,
+    result: null,
+    leaseExpiresAt: new Date(now + 1000),
+    expiresAt: new Date(now + request.retentionMs),
+    createdAt: new Date(now),
+    readAt: new Date(now),
   };
 }
 

@@ -11,6 +11,7 @@ export { hashKey } from '../core/hash.js';
 export type { ResolvedGuardOptions } from '../core/options.js';
 export { GUARD_DEFAULTS } from '../core/options.js';
 export type {
+  ClaimAndRunResult,
   ClaimRequest,
   ClaimResult,
   CompletionRecord,
@@ -22,5 +23,6 @@ export type {
   RecordState,
   StoredRecord,
   StoreExtras,
+  WorkEnding,
 } from './seam.js';
 export { LeaseLostError } from './seam.js';

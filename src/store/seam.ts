@@ -89,7 +89,50 @@ export interface PurgeOptions {
   maxBatches: number;
 }
 
+/**
+ * What the work of `claimAndRun` hands back: its value, and the completion the store writes.
+ * Outcome `committed`: written with the work's writes, in its transaction. `rolled_back`: the
+ * work's writes roll back, and the completion alone is written, in the same transaction, so
+ * the key is never free in between (a kept final error, SPEC S12).
+ */
+export interface WorkEnding<T> {
+  value: T;
+  completion: CompletionRecord;
+}
+
+/** What `claimAndRun` found or did. */
+export type ClaimAndRunResult<T> =
+  /** The key was ours: the work ran and its completion committed. */
+  | { status: 'done'; value: T }
+  /** A committed record stands (complete, or a lease-era claim in flight): nothing ran. */
+  | { status: 'exists'; record: StoredRecord }
+  /**
+   * A running transaction holds the key and has written nothing yet: nothing ran.
+   * `sameRequest` is whether it runs the caller's fingerprint (409) or another (422).
+   */
+  | { status: 'in_flight'; sameRequest: boolean };
+
 export interface IdempotencyStore<Tx = unknown> {
+  /**
+   * Optional, the one-transaction claim (SPEC S11's second model): opens one database
+   * transaction, claims (scope, key) in it, runs `work` there and writes the record once,
+   * complete, with the work's writes. The key is held for the transaction's life by a lock the
+   * database drops when the transaction or its connection ends; a unique constraint still
+   * decides who commits (S7, S8). A guard uses it when the store has it, and then none of
+   * `claim`, `transaction`, `complete` and `release` (they stay for stores without it, and for
+   * records an earlier version left in flight).
+   *
+   * It never runs `work` unless the key is free (absent, past its expiry, or a lease-era claim
+   * of the same fingerprint whose lease ran out: `takenOver`). If `work` throws, everything
+   * rolls back, nothing is written and the error propagates unchanged. If the completion
+   * cannot be written because a record was committed for the key meanwhile, everything rolls
+   * back and it throws `LeaseLostError`.
+   */
+  claimAndRun?<T>(
+    request: ClaimRequest,
+    work: (tx: Tx, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+  ): Promise<ClaimAndRunResult<T>>;
+
   /**
    * Claims (scope, key) atomically (SPEC S7): inserts an in-flight record with a new token,
    * or takes over an in-flight record whose lease expired (same fingerprint only), or any

@@ -129,39 +129,54 @@ describe.skipIf(!bouncer.available)(
       const table = uniqueTableName('bouncer_lost');
       const business = `${table}_business`;
       const { db, close } = createPostgresJsDbViaPgBouncer({ prepare: true });
+      const fixed = createPostgresJsDbViaPgBouncer({ prepare: false });
       try {
         await migratePostgres(db, { table });
         await db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
-        const guard = createGuard({ store: postgresStore(db, { table }) });
+        const runs = new Map<string, number>();
+        const pay = (on: AnyDb, key: string) =>
+          createGuard({ store: postgresStore(on, { table }) }).run({
+            scope: 'acct_1',
+            key,
+            fingerprint: 'fp-a',
+            operation: 'createPayment',
+            work: async (tx) => {
+              runs.set(key, (runs.get(key) ?? 0) + 1);
+              await tx.execute(sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${key})`);
+              return key;
+            },
+          });
         const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
-        const results = await Promise.all(
-          keys.map((key) =>
-            guard.run({
-              scope: 'acct_1',
-              key,
-              fingerprint: 'fp-a',
-              operation: 'createPayment',
-              work: async (tx) => {
-                await tx.execute(sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${key})`);
-                return key;
-              },
-            }),
-          ),
-        );
+        const results = await Promise.all(keys.map((key) => pay(db, key)));
         expect(results.every((r, i) => r.value === keys[i] && !r.replayed)).toBe(true);
         const committed = new Set((await businessIds(db, business)).map((r) => r.id));
         const lost = keys.filter((key) => !committed.has(key));
         expect(lost.length).toBeGreaterThan(0);
-        // The claim had committed on its own; its completion went with the rollback, so the
-        // key stays in flight until its lease runs out, and a retry would then run it again.
-        const record = await postgresStore(db, { table }).read({
-          scope: 'acct_1',
-          key: lost[0] ?? '',
-        });
-        expect(record?.state).toBe('in_flight');
+        // The key is claimed inside the business transaction and its record written with the
+        // business writes (the one-transaction model): the lost transaction took both with it.
+        // No record stands for a lost key, in flight or complete: the key is simply free. And
+        // every key whose writes committed has its complete record (S8).
+        const reader = postgresStore(fixed.db, { table });
+        for (const key of keys) {
+          const record = await reader.read({ scope: 'acct_1', key });
+          if (committed.has(key)) expect(record?.state, key).toBe('complete');
+          else expect(record, key).toBeUndefined();
+        }
+        // So a retry of a lost key (here on a client configured for the pooler) runs the work
+        // again, at once, and this time it commits; a committed key replays.
+        const retried = lost[0]!;
+        expect(await pay(fixed.db, retried)).toEqual({ value: retried, replayed: false });
+        expect(runs.get(retried)).toBe(2);
+        expect((await businessIds(fixed.db, business)).map((r) => r.id)).toContain(retried);
+        expect((await reader.read({ scope: 'acct_1', key: retried }))?.state).toBe('complete');
+        const done = [...committed][0];
+        if (done) {
+          expect(await pay(fixed.db, done)).toEqual({ value: done, replayed: true });
+          expect(runs.get(done)).toBe(1);
+        }
       } finally {
-        await dropRecordsTable(db, table, business);
-        await close();
+        await dropRecordsTable(fixed.db, table, business);
+        await Promise.all([close(), fixed.close()]);
       }
     });
 

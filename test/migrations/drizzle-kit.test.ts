@@ -159,7 +159,7 @@ export const payments = pgTable('payments', { id: text('id').primaryKey() });
       const missing = await pay().catch((error: unknown) => error);
       expect(IdempotencyError.is(missing) && missing.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
       expect(causes(missing)).toMatch(
-        /records table "idempotency_records" has no function "idempotency_records_claim".*docs\/migrations\.md/,
+        /records table "idempotency_records" has no function "idempotency_records_begin".*docs\/migrations\.md/,
       );
       // docs/migrations.md, "The store's functions": a custom migration holding them.
       expect((await kit(dir, 'generate', '--custom', '--name=mutation_guard_functions')).code).toBe(

@@ -79,8 +79,11 @@ for (const driver of drivers) {
         await db.execute(
           sql.raw(`INSERT INTO "${table}_migrations" (tag, hash) VALUES ('0000_init', 'adopted')`),
         );
-        // What came after the table (the functions, CREATE OR REPLACE) is applied on top.
-        expect(await migratePostgres(db, { table })).toEqual({ applied: ['0001_functions'] });
+        // What came after the table (both migrations of functions, CREATE OR REPLACE) is
+        // applied on top.
+        expect(await migratePostgres(db, { table })).toEqual({
+          applied: ['0001_functions', '0002_one_transaction'],
+        });
         expect(await migratePostgres(db, { table })).toEqual({ applied: [] });
       });
 

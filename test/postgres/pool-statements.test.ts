@@ -8,6 +8,12 @@
  * - Drizzle's logger still sees each of them, with the same values;
  * - a missing function still fails closed and says what to do (S15, S22);
  * - a value missing from a call fails before anything is sent.
+ *
+ * These are the store's own statements (`claim`, `read`, `release`, `purge`): a guarded call
+ * uses none of them on Postgres. It claims inside its business transaction (`claimAndRun`),
+ * on a client checked out of the pool (src/postgres/pool-transaction.ts, tested in
+ * pool-transaction.test.ts); here it is seen replaying, and failing closed without
+ * `<table>_begin`.
  */
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -122,7 +128,9 @@ describe.skipIf(!pg_.realPostgres)(
     it('S15/S22: a records table without its functions fails closed, and the error says which and how to add it', async () => {
       const bare = uniqueTableName('pool_st_bare');
       await migratePostgres(db, { table: bare });
-      await db.execute(sql.raw(`drop function "${functionNames(bare).claim}"`));
+      // A guarded call's first statement is the one-transaction claim, `<table>_begin`, sent
+      // with BEGIN in the transaction's first query.
+      await db.execute(sql.raw(`drop function "${functionNames(bare).begin}"`));
       try {
         const guard = createGuard({ store: postgresStore(db, { table: bare }) });
         let ran = false;
@@ -141,7 +149,9 @@ describe.skipIf(!pg_.realPostgres)(
         expect(ran).toBe(false);
         expect(IdempotencyError.is(failure)).toBe(true);
         expect((failure as IdempotencyError).code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
-        expect(String((failure as Error).cause)).toContain(functionNames(bare).claim);
+        expect(String((failure as Error).cause)).toContain(
+          `has no function "${functionNames(bare).begin}"`,
+        );
         expect(String((failure as Error).cause)).toContain('migratePostgres');
         // S26: the raw key is in no part of what reaches the app.
         expect(JSON.stringify(failure, Object.getOwnPropertyNames(failure))).not.toContain('k3');

@@ -1,10 +1,13 @@
 /**
  * node-postgres Pool: the guarded transaction the store runs itself (src/postgres/pool-transaction.ts),
- * BEGIN merged with the lock and the fenced completion with COMMIT (SPEC S4, S8).
+ * BEGIN merged with the one-transaction claim and the completion with COMMIT (SPEC S4, S7, S8,
+ * S12).
  *
  * - the round trips a fresh call and a replay take, as docs/postgres.md states them;
- * - the fence still holds when the completion rides on COMMIT: a record that changed under
- *   the transaction rolls it back, whatever the work wrote;
+ * - the primary key still decides when the completion rides on COMMIT: a record committed for
+ *   the key meanwhile rolls the transaction back, whatever the work wrote;
+ * - a kept final error is written after a rollback to the work's savepoint, in the same
+ *   transaction;
  * - the merged queries carry their values as literals: scopes and keys with quotes,
  *   backslashes and dollar signs arrive intact, also on sessions with
  *   `standard_conforming_strings` off (where a backslash in a plain literal escapes).
@@ -13,7 +16,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createGuard, IdempotencyError } from '../../src/index.js';
+import { createGuard, IdempotencyError, rollback } from '../../src/index.js';
 import { rowsOf } from '../../src/postgres/db.js';
 import { migratePostgres, type PgTransactionOf, postgresStore } from '../../src/postgres/index.js';
 import {
@@ -38,7 +41,7 @@ class CountingClient extends pg.Client {
 }
 
 describe.skipIf(!pg_.realPostgres)(
-  `node-postgres pool: BEGIN with the lock, the completion with COMMIT${pg_.skipReason ? ` (${pg_.skipReason})` : ''}`,
+  `node-postgres pool: BEGIN with the claim, the completion with COMMIT${pg_.skipReason ? ` (${pg_.skipReason})` : ''}`,
   () => {
     const table = uniqueTableName('pool_tx');
     const business = `${table}_business`;
@@ -77,7 +80,7 @@ describe.skipIf(!pg_.realPostgres)(
         ),
       )[0]?.n;
 
-    it('S8: a fresh call is four round trips (claim; BEGIN with the lock; the work; the completion with COMMIT), a replay one', async () => {
+    it('S8: a fresh call is three round trips (BEGIN with the claim and the savepoint; the work; the completion with COMMIT), a replay is answered after the first', async () => {
       const guard = createGuard({ store: postgresStore(db, { table }) });
       const call = {
         scope: 'acct',
@@ -93,24 +96,25 @@ describe.skipIf(!pg_.realPostgres)(
       };
       expect(await guard.run(call)).toEqual({ value: 'paid', replayed: false });
       const fresh = CountingClient.sent;
-      expect(fresh).toHaveLength(4);
-      expect(fresh[0]).toMatch(/_claim"/);
-      expect(fresh[1]).toMatch(
-        /^begin isolation level read committed; select 1 from "[^"]+_lock"\(/,
+      expect(fresh).toHaveLength(3);
+      expect(fresh[0]).toMatch(
+        /^begin isolation level read committed; select \* from "[^"]+_begin"\(.*\); savepoint mutation_guard_work$/s,
       );
-      expect(fresh[2]).toMatch(/^insert into/);
-      expect(fresh[3]).toMatch(/^select 1 \/ \("[^"]+_complete"\(.*\)\)::int; commit$/s);
+      expect(fresh[1]).toMatch(/^insert into/);
+      expect(fresh[2]).toMatch(/^select 1 \/ \("[^"]+_finish"\(.*\)\)::int; commit$/s);
 
       CountingClient.sent = [];
       expect(await guard.run(call)).toEqual({ value: 'paid', replayed: true });
-      expect(CountingClient.sent).toHaveLength(1);
+      // The answer came with the first query; the empty transaction's ROLLBACK goes after it.
+      expect(CountingClient.sent).toHaveLength(2);
+      expect(CountingClient.sent[1]).toBe('rollback');
       expect(await count('round-trips')).toBe(1);
     });
 
-    it('S8: a record that changed under the transaction fails the completion sent with COMMIT: 409, nothing of the work commits', async () => {
+    it('S7/S8: a record committed for the key while the transaction ran (as where advisory locks do nothing) fails the completion sent with COMMIT: 409, nothing of the work commits', async () => {
       const store = postgresStore(db, { table });
       const guard = createGuard({ store });
-      const key = 'changed-under';
+      const key = 'committed-meanwhile';
       const outcome = await guard
         .run({
           scope: 'acct',
@@ -119,10 +123,12 @@ describe.skipIf(!pg_.realPostgres)(
           operation: 'pay',
           work: async (tx: PgTransactionOf<typeof db>) => {
             await tx.execute(sql`insert into ${sql.identifier(business)} (id) values (${key})`);
-            // What no other session can do while the lock is held: the token moves on.
-            await tx.execute(
-              sql`update ${sql.identifier(table)} set token = 'someone-else' where scope = 'acct' and key = ${key}`,
-            );
+            // Another session commits a record for the key: the primary key must decide.
+            await db.execute(sql`
+              insert into ${sql.identifier(table)}
+                (scope, key, fingerprint, operation, state, token, outcome, result, expires_at)
+              values ('acct', ${key}, 'f', 'pay', 'complete', 'other', 'committed', '"theirs"',
+                now() + interval '1 hour')`);
             return 'paid';
           },
         })
@@ -133,16 +139,40 @@ describe.skipIf(!pg_.realPostgres)(
       expect(outcome).toBe('IDEMPOTENCY_KEY_IN_USE');
       expect(CountingClient.sent.some((text) => text === 'rollback')).toBe(true);
       expect(await count(key)).toBe(0);
-      // The claim as the rollback left it: in flight under the original token, waiting for its
-      // lease (the guard frees no claim it believes taken over); never completed.
-      const record = await store.read({ scope: 'acct', key });
-      expect(record?.state).toBe('in_flight');
-      const [row] = rowsOf<{ token: string }>(
-        await db.execute(
-          sql`select token from ${sql.identifier(table)} where scope = 'acct' and key = ${key}`,
-        ),
+      // The record that won stands, and a retry replays it.
+      expect(await store.read({ scope: 'acct', key })).toMatchObject({
+        state: 'complete',
+        result: '"theirs"',
+      });
+    });
+
+    it('S12: a kept final error rolls the work back to its savepoint and commits the record in the same transaction', async () => {
+      const store = postgresStore(db, { table });
+      const guard = createGuard({ store });
+      const key = 'kept-error';
+      let runs = 0;
+      const call = {
+        scope: 'acct',
+        key,
+        fingerprint: 'f',
+        operation: 'pay',
+        work: async (tx: PgTransactionOf<typeof db>) => {
+          runs++;
+          await tx.execute(sql`insert into ${sql.identifier(business)} (id) values (${key})`);
+          return rollback({ declined: true }, { keep: true });
+        },
+      };
+      expect(await guard.run(call)).toEqual({ value: { declined: true }, replayed: false });
+      expect(CountingClient.sent.at(-1)).toMatch(
+        /^rollback to savepoint mutation_guard_work; select 1 \/ \("[^"]+_finish"\(.*\)\)::int; commit$/s,
       );
-      expect(row?.token).not.toBe('someone-else');
+      expect(await count(key)).toBe(0);
+      expect(await store.read({ scope: 'acct', key })).toMatchObject({
+        state: 'complete',
+        outcome: 'rolled_back',
+      });
+      expect(await guard.run(call)).toEqual({ value: { declined: true }, replayed: true });
+      expect(runs).toBe(1);
     });
 
     for (const [name, handle] of [

@@ -52,7 +52,7 @@ for (const driver of drivers) {
       beforeAll(async () => {
         ({ db, close } = driver.create());
         expect(await migratePostgres(db, { table })).toEqual({
-          applied: ['0000_init', '0001_functions'],
+          applied: ['0000_init', '0001_functions', '0002_one_transaction'],
         });
         store = postgresStore(db, { table: pgIdempotencyTable(table) });
       });
@@ -124,12 +124,20 @@ describe.skipIf(!pg.realPostgres)(
           migratePostgres(b.db, { table }),
           migratePostgres(a.db, { table }),
         ]);
-        expect(results.flatMap((r) => r.applied)).toEqual(['0000_init', '0001_functions']);
+        expect(results.flatMap((r) => r.applied)).toEqual([
+          '0000_init',
+          '0001_functions',
+          '0002_one_transaction',
+        ]);
         expect(await migratePostgres(b.db, { table })).toEqual({ applied: [] });
         const result = await a.db.execute(
           sql`select tag, hash from ${sql.identifier(`${table}_migrations`)}`,
         );
-        expect(result.rows.map((row) => row.tag).sort()).toEqual(['0000_init', '0001_functions']);
+        expect(result.rows.map((row) => row.tag).sort()).toEqual([
+          '0000_init',
+          '0001_functions',
+          '0002_one_transaction',
+        ]);
       } finally {
         await dropRecordsTable(a.db, table);
         await Promise.all([a.close(), b.close()]);

@@ -1,16 +1,29 @@
 /**
- * Upgrading a database that 0.1.0 migrated (SPEC S22, S24): its table and bookkeeping hold
- * only `0000_init`, and its records were written by 0.1.0. Until `migratePostgres` has
- * added the store's functions (`0001_functions`), a guarded mutation fails closed and says
- * why; afterwards the records 0.1.0 left behave as they did: a complete result replays, a
- * live in-flight claim answers 409, an expired record counts as absent, another fingerprint
- * gets 422. On every driver, with duplicates fired at once after the upgrade.
+ * Upgrading a database an earlier version migrated (SPEC S22, S24), on every driver, with
+ * duplicates fired at once after the upgrade:
+ *
+ * - from 0.1.0: its table and bookkeeping hold only `0000_init`, and its records were written
+ *   by 0.1.0. `migratePostgres` applies `0001_functions` and `0002_one_transaction`;
+ * - from the lease model's version: its bookkeeping holds `0000_init` and `0001_functions`
+ *   (the lease functions `<table>_claim`, `_lock`, `_complete`, `_release`), and its records
+ *   were written through them. `migratePostgres` applies only `0002_one_transaction`.
+ *
+ * Until the upgrade has added `<table>_begin`, the one-transaction claim every guarded call
+ * starts with, a guarded mutation fails closed and names it; afterwards the records left
+ * behave as they did: a complete result replays, a live in-flight claim answers 409 (and its
+ * original may still complete it), an expired lease is taken over by the same request, an
+ * expired record counts as absent, another fingerprint gets 422.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGuard, IdempotencyError, jsonSerializer } from '../../src/index.js';
+import {
+  createGuard,
+  IdempotencyError,
+  type IdempotencyStore,
+  jsonSerializer,
+} from '../../src/index.js';
 import { type AnyPgDatabase, migratePostgres, postgresStore } from '../../src/postgres/index.js';
 import {
   createNodePgDb,
@@ -31,21 +44,50 @@ const drivers = [
   { name: 'PGlite', create: () => createPgliteDb(), needsServer: false },
 ] as const;
 
-/** What 0.1.0's migratePostgres left: the table from 0000_init and its bookkeeping row. */
-async function migrateAs010(db: AnyPgDatabase, table: string): Promise<void> {
-  const file = new URL('../../drizzle/postgres/0000_init.sql', import.meta.url);
-  const text = readFileSync(file, 'utf8');
-  for (const statement of text.split('--> statement-breakpoint')) {
-    await db.execute(sql.raw(statement.replaceAll('"idempotency_records', `"${table}`)));
-  }
+/**
+ * What an earlier version's migratePostgres left: the shipped migrations `tags`, renamed for
+ * `table`, and a bookkeeping row for each (its hash as migratePostgres computes it).
+ */
+async function migrateAsEarlier(db: AnyPgDatabase, table: string, tags: string[]): Promise<void> {
   await db.execute(
     sql.raw(`create table "${table}_migrations" (tag text primary key, hash text not null,
       applied_at timestamptz not null default now())`),
   );
-  const hash = createHash('sha256').update(text).digest('hex');
-  await db.execute(
-    sql`insert into ${sql.identifier(`${table}_migrations`)} (tag, hash) values ('0000_init', ${hash})`,
-  );
+  for (const tag of tags) {
+    const file = new URL(`../../drizzle/postgres/${tag}.sql`, import.meta.url);
+    const text = readFileSync(file, 'utf8');
+    for (const statement of text.split('--> statement-breakpoint')) {
+      if (!statement.trim()) continue;
+      await db.execute(sql.raw(statement.replaceAll('"idempotency_records', `"${table}`)));
+    }
+    const hash = createHash('sha256').update(text).digest('hex');
+    await db.execute(
+      sql`insert into ${sql.identifier(`${table}_migrations`)} (tag, hash) values (${tag}, ${hash})`,
+    );
+  }
+}
+
+/** What 0.1.0's migratePostgres left: the table from 0000_init and its bookkeeping row. */
+const migrateAs010 = (db: AnyPgDatabase, table: string) =>
+  migrateAsEarlier(db, table, ['0000_init']);
+
+/** What the lease model's version left: 0000_init, 0001_functions and their bookkeeping rows. */
+const migrateAsLeaseModel = (db: AnyPgDatabase, table: string) =>
+  migrateAsEarlier(db, table, ['0000_init', '0001_functions']);
+
+/**
+ * The store as the lease model's version used it: the guard then claims (`<table>_claim`),
+ * runs the work in a transaction that locks the claim (`_lock`) and completes it there
+ * (`_complete`), the functions of 0001_functions, as that version did.
+ */
+function leaseModel<Tx>(store: IdempotencyStore<Tx>): IdempotencyStore<Tx> {
+  return {
+    claim: (request) => store.claim(request),
+    transaction: (fence, work) => store.transaction(fence, work),
+    complete: (fence, completion, tx) => store.complete(fence, completion, tx),
+    release: (fence) => store.release(fence),
+    purge: (options) => store.purge(options),
+  };
 }
 
 /** A record as 0.1.0's store wrote it. */
@@ -97,7 +139,7 @@ for (const driver of drivers) {
         await opened.close();
       });
 
-      it('S22/S24: before the upgrade a guarded call fails closed and names the missing functions; migratePostgres applies only 0001_functions; 0.1.0 records then answer as before', async () => {
+      it('S22/S24: before the upgrade a guarded call fails closed and names the missing function; migratePostgres applies 0001_functions and 0002_one_transaction; 0.1.0 records then answer as before (S6, S7, S9, S10, S14)', async () => {
         const guard = createGuard({ store: postgresStore(db, { table }) });
         let runs = 0;
         const pay = (key: string, fingerprint = 'fp') =>
@@ -128,11 +170,13 @@ for (const driver of drivers) {
           .catch((error: unknown) => error);
         expect(IdempotencyError.is(before) && before.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
         expect(String((before as Error).cause)).toMatch(
-          new RegExp(`has no function "${table}_claim".*migratePostgres`),
+          new RegExp(`has no function "${table}_begin".*migratePostgres`),
         );
         expect(runs).toBe(0);
 
-        expect(await migratePostgres(db, { table })).toEqual({ applied: ['0001_functions'] });
+        expect(await migratePostgres(db, { table })).toEqual({
+          applied: ['0001_functions', '0002_one_transaction'],
+        });
         expect(await migratePostgres(db, { table })).toEqual({ applied: [] });
 
         // Duplicates of each key at once, as retries arrive.
@@ -157,6 +201,151 @@ for (const driver of drivers) {
         expect(runs).toBe(2);
         expect(await pay('paid', 'another')).toBe('IDEMPOTENCY_KEY_REUSED');
         expect(await pay('expired')).toEqual({ value: { id: 'new-expired' }, replayed: true });
+      });
+    },
+  );
+
+  describe.skipIf(skip)(
+    `upgrading a database migrated up to 0001_functions on ${driver.name}${skip ? ` (${pg.skipReason})` : ''}`,
+    () => {
+      const table = uniqueTableName(`mg_upgrade01_${driver.name.replace(/\W/g, '')}`);
+      let opened: ReturnType<(typeof drivers)[number]['create']>;
+      let db: AnyPgDatabase;
+      beforeAll(async () => {
+        opened = driver.create();
+        db = opened.db as AnyPgDatabase;
+        await migrateAsLeaseModel(db, table);
+      }, 60_000);
+      afterAll(async () => {
+        if (!opened) return;
+        await dropRecordsTable(db, table);
+        await opened.close();
+      });
+
+      it('S22/S24: before the upgrade a guarded call fails closed and names the missing function; migratePostgres applies only 0002_one_transaction; lease-era records then answer as before (S6, S7, S9, S10, S11)', async () => {
+        const store = postgresStore(db, { table });
+        const retentionMs = 24 * 60 * 60 * 1000;
+        const request = (key: string, leaseMs: number) => ({
+          scope: 'acct',
+          key,
+          fingerprint: 'fp',
+          operation: 'pay',
+          leaseMs,
+          retentionMs,
+        });
+
+        // The lease model's version at work: a complete record, a claim whose lease is live
+        // (its process still runs), and one whose lease ran out (its process died).
+        const earlier = createGuard({ store: leaseModel(store) });
+        expect(
+          await earlier.run({
+            scope: 'acct',
+            key: 'paid',
+            fingerprint: 'fp',
+            operation: 'pay',
+            work: async () => ({ id: 'p1' }),
+          }),
+        ).toEqual({ value: { id: 'p1' }, replayed: false });
+        const running = await store.claim(request('running', 60_000));
+        const stale = await store.claim(request('stale', 1));
+        if (running.status !== 'claimed' || stale.status !== 'claimed') {
+          throw new Error('expected both lease-era claims to be ours');
+        }
+        expect((await store.read({ scope: 'acct', key: 'running' }))?.state).toBe('in_flight');
+
+        const guard = createGuard({ store });
+        let runs = 0;
+        const pay = (key: string, fingerprint = 'fp') =>
+          guard
+            .run({
+              scope: 'acct',
+              key,
+              fingerprint,
+              operation: 'pay',
+              work: async () => {
+                runs++;
+                return { id: `new-${key}` };
+              },
+            })
+            .then(
+              (r): Answer => ({ value: r.value, replayed: r.replayed }),
+              (e): Answer => (IdempotencyError.is(e) ? e.code : `unexpected: ${e}`),
+            );
+
+        // S15, S22: without `<table>_begin` nothing runs and nothing is written.
+        const before = await guard
+          .run({
+            scope: 'acct',
+            key: 'fresh',
+            fingerprint: 'fp',
+            operation: 'pay',
+            work: async () => {
+              runs++;
+              return 0;
+            },
+          })
+          .catch((error: unknown) => error);
+        expect(IdempotencyError.is(before) && before.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
+        expect(String((before as Error).cause)).toMatch(
+          new RegExp(`has no function "${table}_begin".*migratePostgres`),
+        );
+        expect(runs).toBe(0);
+        expect(await store.read({ scope: 'acct', key: 'fresh' })).toBeUndefined();
+
+        expect(await migratePostgres(db, { table })).toEqual({
+          applied: ['0002_one_transaction'],
+        });
+        expect(await migratePostgres(db, { table })).toEqual({ applied: [] });
+
+        // Duplicates of each key at once, as retries arrive.
+        const answers = await Promise.all(
+          ['paid', 'running', 'stale', 'fresh'].flatMap((key) => [pay(key), pay(key), pay(key)]),
+        );
+        const [paid, live, expiredLease, fresh] = [0, 3, 6, 9].map((i) =>
+          answers.slice(i, i + 3),
+        ) as [Answer[], Answer[], Answer[], Answer[]];
+        // S9: the complete record replays.
+        expect(paid).toEqual(Array(3).fill({ value: { id: 'p1' }, replayed: true }));
+        // S10: the live lease-era claim is in flight.
+        expect(live).toEqual(Array(3).fill('IDEMPOTENCY_KEY_IN_USE'));
+        // S7, S11: the expired lease is taken over by one of its duplicates, and a new key is
+        // claimed by one: each runs once.
+        for (const group of [expiredLease, fresh]) {
+          const ran = group.filter((a) => typeof a === 'object' && !a.replayed);
+          expect(ran).toHaveLength(1);
+          // The others are told it is in flight, or (once it committed) replay it.
+          for (const other of group.filter((a) => !ran.includes(a))) {
+            expect(
+              other === 'IDEMPOTENCY_KEY_IN_USE' || (other as { replayed: boolean }).replayed,
+            ).toBe(true);
+          }
+        }
+        expect(runs).toBe(2);
+        expect(await pay('stale')).toEqual({ value: { id: 'new-stale' }, replayed: true });
+        expect(await pay('fresh')).toEqual({ value: { id: 'new-fresh' }, replayed: true });
+        // S6: another request's fingerprint, on a complete record and on a lease-era claim.
+        expect(await pay('paid', 'another')).toBe('IDEMPOTENCY_KEY_REUSED');
+        expect(await pay('running', 'another')).toBe('IDEMPOTENCY_KEY_REUSED');
+
+        // S8: the process whose lease ran out cannot complete the record taken over...
+        const staleFence = { scope: 'acct', key: 'stale', token: stale.token };
+        const completion = (id: string) => ({
+          result: jsonSerializer.stringify({ id }),
+          outcome: 'committed' as const,
+          retentionMs,
+        });
+        expect(await store.complete(staleFence, completion('old-stale'))).toBe(false);
+        // ...while the one whose lease is live still completes its own (a process of the
+        // earlier version during a rolling upgrade), and its result then replays (S9).
+        const runningFence = { scope: 'acct', key: 'running', token: running.token };
+        expect(
+          await store.transaction(runningFence, (tx) =>
+            store.complete(runningFence, completion('old-running'), tx),
+          ),
+        ).toBe(true);
+        expect(await pay('running')).toEqual({ value: { id: 'old-running' }, replayed: true });
+        expect(await pay('stale')).toEqual({ value: { id: 'new-stale' }, replayed: true });
+        expect(runs).toBe(2);
       });
     },
   );

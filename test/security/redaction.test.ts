@@ -119,20 +119,30 @@ async function deadPort(): Promise<number> {
   return port;
 }
 
-/** Triggers that fail our statements for keys with a given prefix, naming the values. */
+/**
+ * Triggers that fail our statements for keys with a given prefix, naming the values.
+ *
+ * The store claims in the business transaction (the one-transaction model): `<table>_begin`
+ * only reads, and the record is written once, complete, by `<table>_finish`'s INSERT, just
+ * before COMMIT, after the work (on a node-postgres Pool, in the query that carries the
+ * COMMIT, its values written into the SQL as literals). So the first write of a key, the
+ * claim's as much as the completion's, is that INSERT, and a completion refused there fails
+ * where this model completes. (The lease model's completion, an UPDATE, is refused too.)
+ */
 function postgresTriggers(table: string): string[] {
   // One statement per string: PGlite's prepared statements take one at a time.
   return [
     `
     create function ${table}_fail() returns trigger language plpgsql as $$
     begin
+      if tg_op in ('INSERT', 'UPDATE') and new.state = 'complete'
+          and new.key like 'fail-complete%' then
+        raise exception 'completion refused for key % with %', new.key, new.result
+          using detail = new.result, errcode = '23514';
+      end if;
       if tg_op = 'INSERT' and new.key like 'fail-claim%' then
         raise exception 'claim refused for key %', new.key
           using detail = 'key=' || new.key, errcode = '23514';
-      end if;
-      if tg_op = 'UPDATE' and new.state = 'complete' and new.key like 'fail-complete%' then
-        raise exception 'completion refused for key % with %', new.key, new.result
-          using detail = new.result, errcode = '23514';
       end if;
       if tg_op = 'DELETE' and old.key like 'fail-release%' then
         raise exception 'release refused for key %', old.key using errcode = '23514';
@@ -191,7 +201,11 @@ for (const { driver, createDb, inProcess } of drivers) {
         await ready;
         const key = secretKey('fail-complete-kept');
         const { error, printed } = await fail('decline', key);
-        expect(storeFailureOf(error).code).toBe('23514');
+        const failure = storeFailureOf(error);
+        expect(failure.code).toBe('23514');
+        // The database's message held the key and the stored answer (the declined error,
+        // serialized), and both were scrubbed.
+        expect(failure.message).toContain('completion refused for key [redacted] with [redacted]');
         expectRedacted(printed, key);
       });
 

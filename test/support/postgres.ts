@@ -84,17 +84,35 @@ export interface TestDbOptions {
    * never come back fails within the test instead of outlasting it.
    */
   connectTimeout?: number;
+  /**
+   * The sessions' `search_path`: a schema placed before pg_catalog shadows the server's own
+   * functions (how a test stands in for an engine whose advisory locks do nothing).
+   */
+  searchPath?: string;
+}
+
+/** The server settings of `options`, as `-c name=value` pairs of a startup `options` string. */
+function sessionSettings(options: TestDbOptions): Record<string, string> {
+  return {
+    ...(options.defaultIsolation
+      ? { default_transaction_isolation: options.defaultIsolation }
+      : {}),
+    ...(options.searchPath ? { search_path: options.searchPath } : {}),
+  };
 }
 
 /** node-postgres Pool. */
 export function createNodePgDb(options: TestDbOptions = {}) {
+  const settings = sessionSettings(options);
   const pool = new pg.Pool({
     connectionString: options.url ?? TEST_DATABASE_URL,
     max: options.max ?? 10,
     ...(options.connectTimeout ? { connectionTimeoutMillis: options.connectTimeout * 1000 } : {}),
-    ...(options.defaultIsolation
+    ...(Object.keys(settings).length > 0
       ? {
-          options: `-c default_transaction_isolation=${options.defaultIsolation.replace(' ', '\\ ')}`,
+          options: Object.entries(settings)
+            .map(([name, value]) => `-c ${name}=${value.replaceAll(' ', '\\ ')}`)
+            .join(' '),
         }
       : {}),
   });
@@ -106,12 +124,11 @@ export function createNodePgDb(options: TestDbOptions = {}) {
 
 /** postgres.js. */
 export function createPostgresJsDb(options: TestDbOptions = {}) {
+  const settings = sessionSettings(options);
   const client = postgres(options.url ?? TEST_DATABASE_URL, {
     max: options.max ?? 10,
     ...(options.connectTimeout ? { connect_timeout: options.connectTimeout } : {}),
-    ...(options.defaultIsolation
-      ? { connection: { default_transaction_isolation: options.defaultIsolation } }
-      : {}),
+    ...(Object.keys(settings).length > 0 ? { connection: settings } : {}),
     // `create table if not exists` notices would otherwise be printed.
     onnotice: () => {},
   });
