@@ -11,17 +11,17 @@
  *   the completion with COMMIT, src/postgres/pool-transaction.ts);
  * - `lease, three round trips`: the claim merged in too; it begins its transaction before
  *   the claim's answer is known, so its replay (measured too) is two round trips;
- * - `one transaction, advisory lock`: no lease and no in-flight row: BEGIN, a probe function
- *   (the key's transaction-scoped advisory lock, then the record), the insert, an INSERT of
- *   the complete record, COMMIT; and the same merged into three round trips;
- * - `one transaction, claim row inside`: the claim function's INSERT as the business
- *   transaction's first statement (no commit of its own), merged into three round trips;
- *   and the same with a short `lock_timeout` set in its first query, the way that design
- *   would answer a duplicate in flight (S10) without waiting for the original's commit;
- * - a duplicate of a key in flight in both one-transaction designs, against an original
- *   held open for the whole group: the claim-inside duplicate waits out its `lock_timeout`,
- *   the advisory-lock duplicate's try-lock fails at once;
- * - the replays: the claim function, and a plain primary-key SELECT.
+ * - `one transaction, as shipped`: the store's one-transaction claim, no lease and no
+ *   in-flight row: BEGIN, `_begin` (the key's transaction-scoped advisory locks, then the
+ *   record), a savepoint, the insert, `_finish` (the complete record, once), COMMIT; one
+ *   round trip each, and merged into three as the store sends them on a node-postgres Pool;
+ * - `one transaction, claim row inside`: the lease claim function's INSERT as the business
+ *   transaction's first statement (no commit of its own), merged into three round trips: the
+ *   other one-transaction design measured before choosing, which writes its record twice;
+ * - a duplicate of a key in flight, against an original held open for the whole group: its
+ *   `_begin` finds the request's lock taken and answers at once;
+ * - the replays: the shipped first query, the lease's claim function, and a plain primary-key
+ *   SELECT.
  * Through Drizzle (its `db.transaction`, which sends BEGIN and COMMIT as statements of their
  * own, and each statement prepared once as the store prepares its own): the lease and the
  * one-transaction design, with no guard and no store code, to show what handing the work a
@@ -47,13 +47,7 @@ import { pathToFileURL } from 'node:url';
 import { type Query, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { migrateSqlite, openSqlite, sqliteStore } from '../src/sqlite/index.js';
-import {
-  createProbe,
-  DUPLICATE_LOCK_TIMEOUT_MS,
-  designStatements,
-  dropProbe,
-  probeName,
-} from './db/design-statements.js';
+import { designStatements } from './db/design-statements.js';
 import { benchTables, createTables, dropTables, nodePgDb, postgresBenchDb } from './db/postgres.js';
 import { writePayment } from './db/sqlite.js';
 import { freshKey } from './keys.js';
@@ -67,9 +61,7 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
   pool.on('connect', (client) => client.on('notice', () => {}));
   const tables = benchTables('designs');
   await createTables(db, tables);
-  await createProbe(db, tables);
   const bench = postgresBenchDb(pool, db, tables, async () => {
-    await dropProbe(db, tables);
     await dropTables(db, tables);
     await pool.end();
   });
@@ -106,9 +98,12 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
         });
       },
     },
-    { id: 'one transaction, advisory lock', run: fresh('lock', raw.oneTransaction) },
     {
-      id: 'one transaction, advisory lock, three round trips',
+      id: 'one transaction, as shipped, a round trip per statement',
+      run: fresh('lock', raw.oneTransaction),
+    },
+    {
+      id: 'one transaction, as shipped, three round trips (as the store on a node-postgres Pool)',
       run: fresh('lock3', raw.oneTransactionMerged),
     },
     {
@@ -116,17 +111,14 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
       run: fresh('inside3', raw.claimInTransactionMerged),
     },
     {
-      id: `one transaction, claim row inside, three round trips, lock_timeout ${DUPLICATE_LOCK_TIMEOUT_MS} ms`,
-      run: fresh('inside3t', raw.claimInTransactionTimeoutMerged),
-    },
-    {
-      id: 'one transaction, advisory lock, in a Drizzle transaction',
+      id: 'one transaction, as shipped, in a Drizzle transaction',
       run: () =>
         db.transaction(async (tx) => {
           const key = freshKey('lock-drizzle');
-          await drizzle.prepare(tx, drizzle.probe).execute({ key });
+          await drizzle.prepare(tx, drizzle.begin).execute({ key });
+          await drizzle.prepare(tx, drizzle.savepoint).execute({});
           await bench.insertTx(tx, 42);
-          await drizzle.prepare(tx, drizzle.record).execute({ key });
+          await drizzle.prepare(tx, drizzle.finish).execute({ key });
         }),
     },
   ];
@@ -135,7 +127,11 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
   const replayKey = freshKey('replay');
   await raw.leaseShipped(replayKey);
   cases.push(
-    { id: 'replay: the claim function', run: () => raw.claimReplay(replayKey) },
+    {
+      id: 'replay, one transaction as shipped: BEGIN with _begin (ROLLBACK after the answer)',
+      run: () => raw.oneTransactionReplay(replayKey),
+    },
+    { id: "replay, lease: the claim function's call", run: () => raw.claimReplay(replayKey) },
     {
       id: 'replay, lease in three round trips: the merged query, ROLLBACK',
       run: () => raw.leaseThreeTripsReplay(replayKey),
@@ -147,20 +143,14 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
     { id: 'replay floor: a primary-key SELECT', run: () => raw.primaryKeySelect(replayKey) },
   );
 
-  // A duplicate of a key in flight (S10: 409 at once) in the two one-transaction designs,
-  // against an original that stays open for the whole group.
+  // A duplicate of a key in flight (S10: 409 at once), against an original that stays open
+  // for the whole group.
   const inFlightKey = freshKey('in-flight');
   const original = await raw.holdInFlight(inFlightKey);
-  cases.push(
-    {
-      id: `duplicate in flight, claim row inside: its claim waits lock_timeout (${DUPLICATE_LOCK_TIMEOUT_MS} ms)`,
-      run: () => raw.duplicateClaimTimeout(inFlightKey),
-    },
-    {
-      id: 'duplicate in flight, advisory lock: the try-lock fails at once',
-      run: () => raw.duplicateAdvisory(inFlightKey),
-    },
-  );
+  cases.push({
+    id: 'duplicate in flight, as shipped: _begin finds the lock taken',
+    run: () => raw.duplicateInFlight(inFlightKey),
+  });
   return {
     cases,
     close: async () => {
@@ -182,10 +172,6 @@ function drizzleDesignStatements(tables: { records: string; payments: string }) 
   const t = tables.records;
   const key = sql.placeholder('key');
   const fn = (suffix: string) => sql.identifier(`${t}_${suffix}`);
-  const record = dialect.sqlToQuery(
-    sql`insert into ${sql.identifier(t)} (scope, key, fingerprint, operation, state, outcome, result, expires_at)
-      values ('bench', ${key}, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day')`,
-  );
   return {
     prepare: (handle: { _: { session: unknown } }, query: Query) =>
       (handle._.session as Session).prepareQuery(query, undefined, undefined, false),
@@ -196,10 +182,11 @@ function drizzleDesignStatements(tables: { records: string; payments: string }) 
     complete: dialect.sqlToQuery(
       sql`select ${fn('complete')}('bench', ${key}::text, 'tok', 'committed', '{"id":1}', 86400000)`,
     ),
-    probe: dialect.sqlToQuery(
-      sql`select * from ${sql.identifier(probeName(tables))}('bench', ${key}::text)`,
+    begin: dialect.sqlToQuery(sql`select * from ${fn('begin')}('bench', ${key}::text, 'f')`),
+    savepoint: dialect.sqlToQuery(sql.raw('savepoint mutation_guard_work')),
+    finish: dialect.sqlToQuery(
+      sql`select ${fn('finish')}('bench', ${key}::text, 'f', 'pay', 'tok', false, 'committed', '{"id":1}', 86400000)`,
     ),
-    record,
   };
 }
 

@@ -37,7 +37,7 @@ const HTTP_DESCRIPTIONS: Record<HttpCaseResult['variant'], string> = {
   unguarded: 'mutation, server without the plugin',
   distinct: 'guarded, distinct keys',
   duplicates: 'guarded, 10% duplicate keys',
-  'design-lock': 'no guard: one transaction, advisory lock, three round trips',
+  'design-lock': 'no guard: the shipped one-transaction statements, three round trips',
   'design-claim-inside': 'no guard: claim row inside the transaction, three round trips',
 };
 

@@ -6,13 +6,13 @@
  * unguarded load runs alternate against the same processes.
  *
  * Two more servers without the plugin send a design's statements straight from the resolver
- * (bench/db/design-statements.ts), each call with a fresh key of its own: /design-lock (one
- * transaction, advisory lock, three round trips) and /design-claim-inside (the claim row
- * inside the business transaction, three round trips). What they serve is the most any
- * guarded server on that design could.
+ * (bench/db/design-statements.ts), each call with a fresh key of its own: /design-lock (the
+ * one-transaction claim as the store sends it on a node-postgres Pool, three round trips) and
+ * /design-claim-inside (the claim row inside the business transaction, three round trips).
+ * What they serve is the most any guarded server on that design could.
  *
- * Started by bench/cases/http.ts as `node --import tsx bench/server.ts`; the tables (and the
- * design's probe function) must exist: the runner creates and drops them. Prints `ready` once
+ * Started by bench/cases/http.ts as `node --import tsx bench/server.ts`; the tables (and their
+ * functions) must exist: the runner creates and drops them. Prints `ready` once
  * every worker listens.
  */
 import cluster from 'node:cluster';

@@ -7,7 +7,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { createProbe, dropProbe } from '../db/design-statements.js';
 import { benchTables, createTables, dropTables, nodePgDb } from '../db/postgres.js';
 import { type LoadSamples, type LoadVariant, runLoad } from '../load.js';
 import { summarize } from '../measure.js';
@@ -45,7 +44,6 @@ export async function httpCases(options: HttpOptions): Promise<HttpResult[]> {
   const { db, pool } = nodePgDb(2);
   const tables = benchTables('bench_http');
   await createTables(db, tables);
-  await createProbe(db, tables);
   const results: HttpResult[] = [];
   try {
     for (const processes of options.processes) {
@@ -73,7 +71,6 @@ export async function httpCases(options: HttpOptions): Promise<HttpResult[]> {
       }
     }
   } finally {
-    await dropProbe(db, tables);
     await dropTables(db, tables);
     await pool.end();
   }

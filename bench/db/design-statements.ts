@@ -14,59 +14,15 @@
  * parameters: their values go in as literals (the store does so on a node-postgres Pool,
  * src/postgres/pool-transaction.ts).
  */
-import { sql } from 'drizzle-orm';
 import { NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
-import { type NodePgDb, paymentsTable } from './postgres.js';
+import { paymentsTable } from './postgres.js';
 
 export interface DesignTables {
   records: string;
   payments: string;
 }
-
-/** The one-transaction design's probe function, created beside the records table. */
-export function probeName(tables: DesignTables): string {
-  return `${tables.records}_probe`;
-}
-
-/**
- * Creates the one-transaction design's probe: the key's transaction-scoped advisory lock, then
- * the record, read after the lock is held; one PL/pgSQL function, so that its plan stays
- * cached (as the store's functions do).
- */
-export async function createProbe(db: NodePgDb, tables: DesignTables): Promise<void> {
-  await db.execute(
-    sql.raw(`create or replace function "${probeName(tables)}"(p_scope text, p_key text)
-    returns table (locked boolean, state text, result text) language plpgsql as $$
-    #variable_conflict use_column
-    begin
-      if not pg_try_advisory_xact_lock(hashtextextended(length(p_scope) || ':' || p_scope || p_key, 0)) then
-        return query select false, null::text, null::text;
-        return;
-      end if;
-      return query select true, r.state, r.result from "${tables.records}" r
-        where r.scope = p_scope and r.key = p_key;
-      if not found then
-        return query select true, null::text, null::text;
-      end if;
-    end $$`),
-  );
-}
-
-export async function dropProbe(db: NodePgDb, tables: DesignTables): Promise<void> {
-  await db.execute(sql.raw(`drop function if exists "${probeName(tables)}"`));
-}
-
-/**
- * The claim-inside design's `lock_timeout`: how long a duplicate of a key in flight waits on
- * the original's uncommitted row before it can answer 409. Short, so that a duplicate answers
- * soon; long enough that an uncontended claim never meets it.
- */
-export const DUPLICATE_LOCK_TIMEOUT_MS = 20;
-
-/** SQLSTATE 55P03, what a statement that waited `lock_timeout` for a lock fails with. */
-const LOCK_NOT_AVAILABLE = '55P03';
 
 /** A string literal for a merged (simple-protocol) query. */
 function literal(value: string): string {
@@ -76,7 +32,6 @@ function literal(value: string): string {
 /** Each design's statements for one fresh key (or one replay), on a node-postgres Pool. */
 export function designStatements(pool: pg.Pool, tables: DesignTables) {
   const t = tables.records;
-  const probe = probeName(tables);
   const rawInsert = `insert into ${tables.payments} (amount, note) values ($1, $2) returning id`;
   const payments = paymentsTable(tables.payments);
   const dialect = new PgDialect();
@@ -104,12 +59,14 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
   /** The claim-inside design's first query: BEGIN with the claim, which commits with the work. */
   const beginWithClaim = (key: string) => `${begin}; ${claimLiteral(key, false)}`;
   /**
-   * The same with a short `lock_timeout`: a duplicate whose claim meets the original's
-   * uncommitted row fails with 55P03 after it, instead of waiting for the original's commit.
-   * Reset in the same query, so that the business writes keep the server's own.
+   * The shipped one-transaction claim's first query (src/postgres/pool-transaction.ts): BEGIN,
+   * `_begin` (the request's and the key's advisory locks, then the record), the savepoint.
    */
-  const beginWithClaimTimeout = (key: string) =>
-    `${begin}; set local lock_timeout = '${DUPLICATE_LOCK_TIMEOUT_MS}ms'; ${claimLiteral(key, false)}; set local lock_timeout to default`;
+  const beginShipped = (key: string) =>
+    `${begin}; select * from "${t}_begin"('bench', ${literal(key)}, 'f'); savepoint mutation_guard_work`;
+  /** Its last: the record written once, complete (`_finish`), with COMMIT. */
+  const finishAndCommit = (key: string) =>
+    `select 1 / ("${t}_finish"('bench', ${literal(key)}, 'f', 'pay', 'tok', false, 'committed', '{"id":1}', 86400000))::int; commit`;
 
   async function onOneClient(steps: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     const client = await pool.connect();
@@ -122,15 +79,35 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
 
   /**
    * A merged design in three round trips, as many as the baseline: `first(key)` (whatever
-   * the design sends up to and including its claim or lock), the insert, the completion with
-   * COMMIT.
+   * the design sends up to and including its claim or lock), the insert, `last(key)` (the
+   * completion with COMMIT).
    */
-  const threeTrips = (first: (key: string) => string) => (key: string) =>
-    onOneClient(async (c) => {
-      await c.query(first(key));
-      await insertPayment(c);
-      await c.query(completeAndCommit(key));
-    });
+  const threeTrips =
+    (first: (key: string) => string, last: (key: string) => string) => (key: string) =>
+      onOneClient(async (c) => {
+        await c.query(first(key));
+        await insertPayment(c);
+        await c.query(last(key));
+      });
+
+  /**
+   * A replay in a one-transaction design: `first` finds the record, so the answer is known
+   * after one round trip; the ROLLBACK of the empty transaction (and the client's return to the
+   * pool) goes on after the caller has it.
+   */
+  async function answeredAfterFirst(first: string): Promise<void> {
+    const client = await pool.connect();
+    try {
+      await client.query(first);
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+    void client.query('rollback').then(
+      () => client.release(),
+      (error: Error) => client.release(error),
+    );
+  }
 
   return {
     /** BEGIN, the insert, COMMIT: the unguarded mutation without Drizzle at all. */
@@ -189,7 +166,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
      * the lock as one query. Sent before the claim's answer is known, so a replay begins a
      * transaction too (see `leaseThreeTripsReplay`).
      */
-    leaseThreeTrips: threeTrips(claimThenLock),
+    leaseThreeTrips: threeTrips(claimThenLock, completeAndCommit),
 
     /** A replay in the three-trip lease: the same first query, then ROLLBACK of what it began. */
     leaseThreeTripsReplay: (key: string) =>
@@ -199,33 +176,35 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
       }),
 
     /**
-     * No lease and no in-flight row: BEGIN, the probe, the insert, one INSERT of the complete
-     * record (the primary key still stops a second commit), COMMIT.
+     * The one-transaction claim as shipped, one statement per round trip (as postgres.js
+     * would send it without pipelining): BEGIN, `_begin`, the savepoint, the insert,
+     * `_finish`, COMMIT. No lease, no in-flight row; the primary key stops a second commit.
      */
     oneTransaction: (key: string) =>
       onOneClient(async (c) => {
         await c.query(begin);
-        await c.query(`select * from "${probe}"($1, $2)`, ['bench', key]);
+        await c.query(`select * from "${t}_begin"($1, $2, 'f')`, ['bench', key]);
+        await c.query('savepoint mutation_guard_work');
         await insertPayment(c);
         await c.query(
-          `insert into "${t}" (scope, key, fingerprint, operation, state, outcome, result, expires_at)
-           values ($1, $2, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day')`,
+          `select "${t}_finish"($1, $2, 'f', 'pay', 'tok', false, 'committed', '{"id":1}', 86400000)`,
           ['bench', key],
         );
         await c.query('commit');
       }),
 
-    /** The same in three round trips: BEGIN with the probe, the insert, the record with COMMIT. */
-    oneTransactionMerged: (key: string) =>
-      onOneClient(async (c) => {
-        await c.query(`${begin}; select * from "${probe}"('bench', ${literal(key)})`);
-        await insertPayment(c);
-        await c.query(
-          `insert into "${t}" (scope, key, fingerprint, operation, state, outcome, result, expires_at)
-           values ('bench', ${literal(key)}, 'f', 'pay', 'complete', 'committed', '{"id":1}', now() + interval '1 day');
-           commit`,
-        );
-      }),
+    /**
+     * The same in three round trips, as the store sends it on a node-postgres Pool: BEGIN with
+     * `_begin` and the savepoint, the insert, `_finish` with COMMIT.
+     */
+    oneTransactionMerged: threeTrips(beginShipped, finishAndCommit),
+
+    /**
+     * A replay in that design: the first query finds the record; the answer is known after
+     * this one round trip, so the ROLLBACK of the empty transaction (and the client's return
+     * to the pool) goes on after the caller has its answer.
+     */
+    oneTransactionReplay: (key: string) => answeredAfterFirst(beginShipped(key)),
 
     /**
      * The claim row inside the business transaction (the claim function, its commit being the
@@ -233,40 +212,23 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
      * Uncontended here; a concurrent duplicate's INSERT would wait on the uncommitted row
      * (it needs a short `lock_timeout`, or an advisory lock as a hint, to answer at once).
      */
-    claimInTransactionMerged: threeTrips(beginWithClaim),
+    claimInTransactionMerged: threeTrips(beginWithClaim, completeAndCommit),
 
     /**
      * A replay in that design: BEGIN with the claim, which finds the record; the answer is
      * known after this one round trip, so the ROLLBACK of the empty transaction (and the
      * client's return to the pool) goes on after the caller has its answer.
      */
-    claimInTransactionReplay: async (key: string) => {
-      const client = await pool.connect();
-      try {
-        await client.query(beginWithClaim(key));
-      } catch (error) {
-        client.release(error as Error);
-        throw error;
-      }
-      void client.query('rollback').then(
-        () => client.release(),
-        (error: Error) => client.release(error),
-      );
-    },
-
-    /** The claim row inside, its first query with the short `lock_timeout` (uncontended). */
-    claimInTransactionTimeoutMerged: threeTrips(beginWithClaimTimeout),
+    claimInTransactionReplay: (key: string) => answeredAfterFirst(beginWithClaim(key)),
 
     /**
-     * An original in flight, for the duplicate cases below: a transaction on a client of its
-     * own that has claimed `key` inside it (an uncommitted row) and holds the key's advisory
-     * lock (the probe), open until `end` rolls it back.
+     * An original in flight, for the duplicate case below: a transaction on a client of its
+     * own that has claimed `key` with `_begin` (holding its locks), open until `end` rolls it
+     * back.
      */
     holdInFlight: async (key: string) => {
       const client = await pool.connect();
-      await client.query(
-        `${beginWithClaim(key)}; select * from "${probe}"('bench', ${literal(key)})`,
-      );
+      await client.query(beginShipped(key));
       return {
         end: async () => {
           await client.query('rollback');
@@ -276,37 +238,21 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     },
 
     /**
-     * A duplicate of that original, claim row inside: its claim waits on the uncommitted row
-     * until `lock_timeout` (55P03), then rolls back; the guard would answer 409.
+     * A duplicate of that original: its `_begin` finds the request's lock taken and answers
+     * `busy` at once, then the empty transaction rolls back; the guard would answer 409.
      */
-    duplicateClaimTimeout: (key: string) =>
+    duplicateInFlight: (key: string) =>
       onOneClient(async (c) => {
-        const failed = await c.query(beginWithClaimTimeout(key)).then(
-          () => undefined,
-          (error: { code?: string }) => error,
-        );
+        const [, begun] = (await c.query(beginShipped(key))) as unknown as pg.QueryResult<{
+          status: string;
+        }>[];
         await c.query('rollback');
-        if (failed?.code !== LOCK_NOT_AVAILABLE) {
-          throw new Error(`design: the duplicate's claim did not time out (${failed?.code})`);
+        if (begun?.rows[0]?.status !== 'busy') {
+          throw new Error(`design: a duplicate of a key in flight got ${begun?.rows[0]?.status}`);
         }
       }),
 
-    /**
-     * A duplicate of that original, advisory lock: the probe's try-lock fails at once, then
-     * the empty transaction rolls back; the guard would answer 409.
-     */
-    duplicateAdvisory: (key: string) =>
-      onOneClient(async (c) => {
-        const [, probed] = (await c.query(
-          `${begin}; select * from "${probe}"('bench', ${literal(key)})`,
-        )) as unknown as pg.QueryResult<{ locked: boolean }>[];
-        await c.query('rollback');
-        if (probed?.rows[0]?.locked !== false) {
-          throw new Error('design: the duplicate took the advisory lock of a key in flight');
-        }
-      }),
-
-    /** The shipped design's replay: one call of the claim function. */
+    /** The lease model's replay: one call of the claim function. */
     claimReplay: (key: string) => pool.query(claim, ['bench', key]),
 
     /** The least any replay reads: the record by primary key. */

@@ -13,10 +13,13 @@
 --
 -- Before the key's lock, every caller takes the request's: 'r' <scope, key, fingerprint>. So
 -- whoever holds a key's lock holds its request's too, and a duplicate tells 409 from 422 with
--- no row to read: the request's lock taken by someone, this request is in flight (409); ours
--- but not the key's, another request holds the key (422, SPEC S6). A committed record, when
--- there is one, answers instead. A hash collision with another key in flight (about n in
--- 2^64 for n keys in flight) can only give a duplicate's answer to a fresh call: 409, or 422.
+-- no row to read: the request's lock taken by someone, this request is in flight (409, at
+-- once); ours but not the key's (after up to 25 ms), another request holds the key (422,
+-- SPEC S6). A committed record, when there is one, answers instead. Never 422 for the same
+-- request; two duplicates of another request at the same moment may get 409 (the other one
+-- holds their request's lock while it answers), and a retry then gets 422. A hash collision
+-- with another key in flight (about n in 2^64 for n keys in flight) can only give a
+-- duplicate's answer to a fresh call: 409, or 422.
 --
 -- Records committed in flight (by 0.1.0, or by `_claim`, the lease claim, which stays for
 -- processes of earlier versions during an upgrade) keep the lease rules of 0001_functions: a
@@ -44,7 +47,7 @@ BEGIN
 	-- running one-transaction claim, that claim has no row yet (see below).
 	v_blocked := NOT pg_try_advisory_xact_lock(hashtextextended('r' || length(p_scope) || ':' || p_scope
 		|| length(p_key) || ':' || p_key || p_fingerprint, '"idempotency_records"'::regclass::oid::bigint));
-	v_other := NOT v_blocked AND NOT pg_try_advisory_xact_lock(hashtextextended(
+	v_other := NOT v_blocked AND NOT "idempotency_records_lock_briefly"(hashtextextended(
 		'k' || length(p_scope) || ':' || p_scope || p_key, '"idempotency_records"'::regclass::oid::bigint));
 	-- A look first: a replay (or a 409, or a 422) is then a read alone, with no write to
 	-- attempt and nothing to commit.
@@ -161,11 +164,11 @@ BEGIN
 END
 $$;
 --> statement-breakpoint
--- A transaction-scoped advisory lock, waiting at most 25 ms for it (SPEC S6, S10). `_begin`
--- takes its two locks so: one held by a running claim stays taken, and the wait runs out
--- (409 or 422, at once for the caller's purposes); one held only for a moment is had. Held
--- for a moment: by a duplicate that answers and rolls back at once, or by a transaction that
--- is ending, which releases its locks one by one after its commit.
+-- A transaction-scoped advisory lock, waiting at most 25 ms for it (SPEC S6): how `_begin` and
+-- `_claim` take a key's lock once they hold its request's. Held by a running claim of another
+-- request, it stays taken and the wait runs out (422). Held for a moment, it is had: by a
+-- duplicate that answers and rolls back at once, or by a transaction that is ending, which
+-- releases its locks one by one after its commit (its request's lock may already be free).
 CREATE OR REPLACE FUNCTION "idempotency_records_lock_briefly"(p_lock bigint)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
@@ -213,12 +216,14 @@ DECLARE
 	v_found "idempotency_records"%ROWTYPE;
 	v_ours boolean;
 BEGIN
-	-- The request's lock first, then the key's, each waited for briefly (`_lock_briefly`):
-	-- whoever holds the key's lock holds its own request's lock too, so a caller that got the
-	-- request's lock but not the key's knows the holder runs another request.
+	-- The request's lock first, then the key's: whoever holds the key's lock holds its own
+	-- request's lock too, so a caller that got the request's lock but not the key's knows
+	-- the holder runs another request. The key's is waited for briefly (`_lock_briefly`): a
+	-- transaction that ends releases its locks one by one, and a caller that got the
+	-- request's lock as it went must not take its key for another request's.
 	v_request := hashtextextended('r' || length(p_scope) || ':' || p_scope || length(p_key)
 		|| ':' || p_key || p_fingerprint, v_space);
-	v_request_held := "idempotency_records_lock_briefly"(v_request);
+	v_request_held := pg_try_advisory_xact_lock(v_request);
 	v_held := v_request_held AND "idempotency_records_lock_briefly"(hashtextextended(
 		'k' || length(p_scope) || ':' || p_scope || p_key, v_space));
 	v_now := clock_timestamp();
