@@ -24,7 +24,8 @@ const DESCRIPTIONS: Record<string, string> = {
   'floor.insert-tx': 'the insert in its own transaction, no guard',
   'floor.round-trip': 'one round trip: raw `SELECT 1`',
   'floor.round-trip-drizzle': '`SELECT 1` through Drizzle',
-  'floor.store': 'store floor: claim + transaction(insert + complete)',
+  'floor.store':
+    'store floor: claimAndRun(insert) on Postgres; claim + transaction(insert + complete) on SQLite',
   'core.fresh': '`guard.run`, fresh key (no framework)',
   'core.replay': '`guard.run`, replay (no framework)',
   'peer-memory.fresh': '@node-idempotency/core, memory storage, fresh key',

@@ -1,7 +1,8 @@
 /**
  * No framework: the one-row insert alone (autocommit and in a transaction of its own), one
- * round trip (`SELECT 1`), the store's own statements around the insert (claim, fenced
- * transaction, complete: the floor of what any guarded call costs), the guard's `run` with a
+ * round trip (`SELECT 1`), the store's own statements around the insert (the one-transaction
+ * claim where the store has it, else claim, fenced transaction, complete: the floor of what
+ * any guarded call costs), the guard's `run` with a
  * fresh key and a replay, and the peer doing the same with each of its storages.
  */
 import { createGuard, fingerprint } from '../../src/index.js';
@@ -43,24 +44,36 @@ export async function floorCases<Tx>(
       id: 'floor.store',
       run: async () => {
         const key = freshKey('floor');
-        const claim = await store.claim({
+        const request = {
           scope: 'bench',
           key,
           fingerprint: 'f',
           operation: 'pay',
           leaseMs: 30_000,
           retentionMs: RETENTION_MS,
+        };
+        const completion = (id: unknown) => ({
+          result: `{"id":${id}}`,
+          outcome: 'committed' as const,
+          retentionMs: RETENTION_MS,
         });
+        // The one-transaction claim where the store has it (Postgres), else the lease model.
+        if (store.claimAndRun) {
+          const done = await store.claimAndRun(request, async (tx) => {
+            const id = await db.insertTx(tx, 42);
+            return { value: id, completion: completion(id) };
+          });
+          if (done.status !== 'done') throw new Error('floor: a fresh key was not claimed');
+          return;
+        }
+        const claim = await store.claim(request);
         if (claim.status !== 'claimed') throw new Error('floor: a fresh key was not claimed');
         const fence = { scope: 'bench', key, token: claim.token };
         await store.transaction(fence, async (tx) => {
           const id = await db.insertTx(tx, 42);
-          const completion = {
-            result: `{"id":${id}}`,
-            outcome: 'committed' as const,
-            retentionMs: RETENTION_MS,
-          };
-          if (!(await store.complete(fence, completion, tx))) throw new Error('floor: lease lost');
+          if (!(await store.complete(fence, completion(id), tx))) {
+            throw new Error('floor: lease lost');
+          }
         });
       },
     },
