@@ -239,61 +239,46 @@ ${designsTable(report.designs)}
 
 How to read it against the goals:
 
-- **Postgres, the lease as shipped.** The store sends the claim (its own transaction,
-  committed asynchronously), then the business transaction: \`BEGIN\`, the row lock, the
-  work, the fenced completion, \`COMMIT\`. Every statement of its own is one call of a
-  PL/pgSQL function whose plan the server keeps (0.1.0 parsed and planned each on every call).
-  On postgres.js and PGlite each is a round trip of its own; on a node-postgres Pool the store
-  merges \`BEGIN\` with the lock and the completion with \`COMMIT\` (simple-protocol
-  queries): four round trips in all, the most merging can save while a replay stays one.
-- **The lease cannot meet the Postgres fresh goal, however its statements are sent.** Four
-  round trips stay far above 1.35×. "Three round trips" also sends the claim, its
-  \`COMMIT\`, \`BEGIN\` and the lock as one query, before the claim's answer is known: its
-  fresh call is still above the line, and every replay has begun a transaction it must roll
-  back first, two round trips (its replay row). The claim's own commit and the lock are work
-  the unguarded insert does not do.
+- **Postgres as shipped: one transaction.** The store claims the key inside the business
+  transaction (S11's lock model): \`BEGIN\`, \`_begin\` (the request's and the key's
+  transaction-scoped advisory locks, then the record), a savepoint, the work, \`_finish\`
+  (the complete record, inserted once against the primary key, which decides), \`COMMIT\`.
+  Each statement of its own is one call of a PL/pgSQL function whose plan the server keeps.
+  On a node-postgres Pool the store sends them in three round trips, as many as the
+  baseline: \`BEGIN\` with \`_begin\` and the savepoint, the work, \`_finish\` with
+  \`COMMIT\` ("three round trips" row: the floor of the shipped design). postgres.js
+  pipelines the opening statements; PGlite sends one per round trip ("a round trip per
+  statement" row, the most that costs).
+- **What the shipped design adds to the baseline** is the server's work on the locks, the
+  record's read and its one \`INSERT\`; no extra round trip, no second commit, no WAL flush of
+  its own. \`guard.run\` ("core.fresh" in the goals) adds the library's code to that floor:
+  the fingerprint, the store's bookkeeping, the Drizzle transaction object it hands the work.
+- **The lease** (the rows named so: what 0.2.0-dev shipped, and what the store still does for
+  stores without the one-transaction claim) cannot meet the Postgres fresh goal, however its
+  statements are sent: its claim commits on its own before the business transaction, and
+  the business transaction locks the row again. Four round trips keep a replay at one; three
+  begin a transaction before the claim's answer is known, so every replay rolls one back.
 - **Inside Drizzle's \`db.transaction\` no design meets the fresh goal.** Drizzle sends
-  \`BEGIN\` and \`COMMIT\` as statements of their own; with them, even the one-transaction
-  design (no lease, no claim commit) costs well above 1.35× (the "in a Drizzle transaction"
-  rows, no guard and no store code in them). A store that meets the goal sends \`BEGIN\` and
-  \`COMMIT\` itself, each merged with one of its own statements, and hands the work a Drizzle
-  transaction object over that connection.
-- **Only the designs that keep the claim inside the business transaction come near the
-  fresh goal:** "one transaction, advisory lock" (no record until the result) and "one
-  transaction, claim row inside" (the claim function's \`INSERT ... ON CONFLICT\` as the
-  transaction's first statement, uncommitted until the result commits with it). Merged into
-  three round trips, as many as the baseline, the advisory-lock design stays below 1.35× and
-  the claim row inside sits about at the line: it writes the record twice (the in-flight
-  row, then the completion's \`UPDATE\` of it) where the advisory-lock design writes it once.
-  A replay is answered after its first round trip (\`BEGIN\` with the claim, which finds the
-  record; the \`ROLLBACK\` of the empty transaction runs after the answer), about 0.3×. Over
-  HTTP, servers that send these statements with no guard keep most of the unguarded
-  throughput (the \`design-*\` rows, and the goals table's "best possible" column): the HTTP
-  goal lies at the edge of what they reach, and out of the lease's reach.
-- **What the claim-row-inside design keeps and changes** (the contract allows it: S11's
-  second liveness model, "a database lock held for the life of the business transaction").
-  It keeps S7 to the letter (one \`INSERT ... ON CONFLICT\` against the primary key decides),
-  S8 (the result commits with the writes), and a crash frees the key at once (the server rolls
-  the claim back with the connection). A failed mutation needs no release (its rollback takes
-  the claim with it); a kept final error (S12) rolls back to a savepoint taken after the claim
-  and stores the answer in the same transaction. What it changes: another request cannot see
-  an uncommitted claim, so answering a duplicate at once (S10) and telling a different request
-  in flight apart (S6's 422) need a hint beside the row: a transaction-scoped advisory lock on
-  the key (and one on key and fingerprint), tried without waiting. On an engine whose advisory
-  locks are no-ops, a duplicate's \`INSERT\` then waits for the original and replays its
-  result; the primary key still decides. \`Retry-After\` has no claim time to go by. The
-  store seam changes too: the claim and the transaction become one step.
-- **A short \`lock_timeout\` instead of the hint costs a fresh call nothing, and every
-  duplicate in flight the timeout.** The "lock_timeout" row sets it in the claim's first
-  query and resets it after the claim (no extra round trip; the business writes keep the
-  server's own); the "duplicate in flight" rows answer a duplicate of an original held open:
-  with the timeout it learns 409 only after waiting it out, holding a connection all that
-  time, with the advisory lock at once, in one round trip. Under a burst of retries of slow
-  mutations the timeout ties up a connection per duplicate; the hint does not.
-- **Replays**: the shipped design's replay is one call of the claim function, which reads
-  first; its floor is that call, and a primary-key \`SELECT\` below it. Through the adapters,
-  the replay floor rows in the goals table (the same mutation on a server without the
-  plugin, its resolver only reading the record) show what the framework itself costs.
+  \`BEGIN\` and \`COMMIT\` as statements of their own (the "in a Drizzle transaction" rows, no
+  guard and no store code in them). The store sends \`BEGIN\` and \`COMMIT\` itself on a
+  node-postgres Pool, each merged with one of its own statements, and hands the work a
+  Drizzle transaction object over that connection.
+- **The claim row inside** (the lease claim's \`INSERT\` as the business transaction's first
+  statement, merged into three round trips) was the other one-transaction design measured
+  before choosing: it writes the record twice (the in-flight row, then the completion's
+  \`UPDATE\`) where the shipped design writes it once, and it needs the same advisory locks as
+  a hint to answer a duplicate in flight, which cannot see an uncommitted row.
+- **Duplicates in flight** ("duplicate in flight" row, against an original held open): the
+  duplicate's \`_begin\` finds the request's lock taken and answers after one round trip (409).
+  A different request in flight waits up to 25 ms for the key's lock before its 422: a
+  transaction that is ending releases its locks one by one, and only the wait tells it apart
+  from one that still runs.
+- **Replays**: as shipped, \`BEGIN\` with \`_begin\`, which finds the record; the answer comes
+  after that round trip, and the \`ROLLBACK\` of the empty transaction runs after it. Its floor
+  is that first query; the lease's claim function (one autocommit statement) and a primary-key
+  \`SELECT\` are below it. Through the adapters, the replay floor rows in the goals table (the
+  same mutation on a server without the plugin, its resolver only reading the record) show
+  what the framework itself costs.
 - **SQLite, "two commits, as shipped"**: the claim commits on its own, then the business
   transaction. The designs that fold the claim into the business transaction (possible there:
   one connection, writes serialised) commit once. The baseline is the goals' own, the bench's

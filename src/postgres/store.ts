@@ -65,6 +65,7 @@ import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
 import { explainMissingFunctions } from './functions.js';
 import { heldKeys } from './held-keys.js';
+import { quoteLiteral } from './literal.js';
 import { nodePgPool, type PoolStatement, poolStatement } from './pool-statements.js';
 import { poolTransactions } from './pool-transaction.js';
 import { retryingSerializationFailures } from './serialization.js';
@@ -74,12 +75,14 @@ import {
   beginAnswer,
   buildStatements,
   type ClaimRow,
+  type FinishValues,
   finishValues,
   mergedStatements,
   type PgRecordRow,
+  WORK_SAVEPOINT,
 } from './statements.js';
 import { idempotencyRecords, type PgIdempotencyTable, pgIdempotencyTable } from './table.js';
-import { runTransaction } from './transaction.js';
+import { type Begin, runTransaction } from './transaction.js';
 
 export interface PostgresStoreOptions {
   /**
@@ -131,10 +134,20 @@ export function postgresStore<Db extends AnyPgDatabase>(
    * completion into COMMIT, and always give their client back (pool-transaction.ts); on any
    * other database, `db.transaction`.
    */
-  const pooled = poolTransactions(db, mergedStatements(t), (error) =>
-    explainMissingFunctions(error, tableName),
-  );
+  const merged = mergedStatements(t);
+  const pooled = poolTransactions(db, merged, (error) => explainMissingFunctions(error, tableName));
   const begin = db.transaction.bind(db);
+  /**
+   * How a guarded transaction begins off a node-postgres Pool: Drizzle's `db.transaction`
+   * (postgres.js sets its level itself, first thing in the callback, see above), or, nested in
+   * guarded work on PGlite, a savepoint of the outer transaction.
+   */
+  const transactionOf = (outer: AnyPgDatabase | undefined): Begin =>
+    outer
+      ? (callback) => outer.transaction(callback)
+      : isolationInside
+        ? (callback) => begin(callback)
+        : (callback) => begin(callback, { isolationLevel: 'read committed' });
   // A claim joined to an outer transaction must not weaken that transaction's commit.
   const joinedClaim = single && buildStatements(t, { asyncClaim: false }).claim;
 
@@ -190,6 +203,76 @@ export function postgresStore<Db extends AnyPgDatabase>(
       return await rows;
     } catch (error) {
       throw explainMissingFunctions(error, tableName);
+    }
+  }
+
+  /** The one-transaction claim and the work's savepoint, as statements of their own. */
+  async function opened(tx: AnyPgDatabase, request: ClaimRequest): Promise<BeginRow | undefined> {
+    const [rows] = await Promise.all([
+      execute<BeginRow>(prepare(tx, statements.begin), {
+        scope: request.scope,
+        key: request.key,
+        fingerprint: request.fingerprint,
+      }),
+      execute(prepare(tx, statements.savepoint), {}),
+    ]);
+    return rows[0];
+  }
+
+  /** The completion (after a rollback to the savepoint, for a kept error): whether it was written. */
+  async function finished(tx: AnyPgDatabase, finish: Finish): Promise<boolean> {
+    const { completion } = finish.ending;
+    if (completion.outcome === 'rolled_back') {
+      await execute(prepare(tx, statements.rollbackToSavepoint), {});
+    }
+    const [done] = await execute<Done>(
+      prepare(tx, statements.finish),
+      finishValues({ ...finish, completion }),
+    );
+    return done?.done === true;
+  }
+
+  /**
+   * postgres.js: the same as one simple-protocol query each, the level first. postgres.js
+   * describes a statement with parameters before it runs it (a round trip of its own, and what
+   * follows waits for it), where a simple-protocol query is one round trip: the opening is one
+   * instead of four, the completion one instead of two. The values go in as literals.
+   */
+  async function openedOnPostgresJs(
+    tx: AnyPgDatabase,
+    request: ClaimRequest,
+  ): Promise<BeginRow | undefined> {
+    const opening = `set transaction isolation level read committed; ${merged.begin(request, quoteLiteral)}; savepoint ${WORK_SAVEPOINT}`;
+    const results = await simple(tx, opening);
+    // A result per statement that returns rows: the claim's row is the one with a status.
+    return results.flat().find(isBeginRow);
+  }
+
+  async function finishedOnPostgresJs(tx: AnyPgDatabase, finish: Finish): Promise<boolean> {
+    const { completion } = finish.ending;
+    const undo =
+      completion.outcome === 'rolled_back' ? `rollback to savepoint ${WORK_SAVEPOINT}; ` : '';
+    const completing = `${undo}select 1 / (${merged.finish({ ...finish, completion }, quoteLiteral)})::int`;
+    try {
+      await simple(tx, completing);
+      return true;
+    } catch (error) {
+      // The division by zero of a completion that wrote nothing (as in pool-transaction.ts).
+      if (hasCode(error, DIVISION_BY_ZERO)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a simple-protocol query of ours. A failure is the driver's own error, without
+   * Drizzle's wrapper: its message repeats the statement, literals and all, and the guard
+   * scrubs raw keys and results from what it hands on (S26), not their quoted forms.
+   */
+  async function simple(tx: AnyPgDatabase, text: string): Promise<unknown[]> {
+    try {
+      return await rowsFrom<unknown>(prepare(tx, simpleQuery(text)), {});
+    } catch (error) {
+      throw explainMissingFunctions(driverErrorOf(error), tableName);
     }
   }
 
@@ -258,49 +341,26 @@ export function postgresStore<Db extends AnyPgDatabase>(
           held.holding(inFlight(request), () => work(tx as Tx, claim)),
         );
       }
-      return runTransaction(
-        outer
-          ? // Nested in guarded work on PGlite: a savepoint of the outer transaction.
-            (callback) => outer.transaction(callback)
-          : isolationInside
-            ? (callback) => begin(callback)
-            : (callback) => begin(callback, { isolationLevel: 'read committed' }),
-        async (tx): Promise<ClaimAndRunResult<T>> => {
-          absorbConnectionErrors(tx);
-          // Sent together: postgres.js pipelines them in one round trip (the other drivers
-          // send them in turn). They take one path to the driver, so they reach it in this
-          // order, SET TRANSACTION first as it must be. The savepoint is harmless where the
-          // claim finds a record.
-          const [, rows] = await Promise.all([
-            isolationInside && !outer ? execute(prepare(tx, statements.readCommitted), {}) : [],
-            execute<BeginRow>(prepare(tx, statements.begin), {
-              scope: request.scope,
-              key: request.key,
-              fingerprint: request.fingerprint,
-            }),
-            execute(prepare(tx, statements.savepoint), {}),
-          ]);
-          const [row] = rows;
-          // A replay, 409 or 422: the transaction ends with nothing written.
-          const answer = beginAnswer(request, row);
-          if (answer) return answer;
-          const claim = { takenOver: row?.status === 'taken_over' };
-          const ending = await held.holding(inFlight(request), () =>
-            single ? single.inside(tx, () => work(tx as Tx, claim)) : work(tx as Tx, claim),
-          );
-          const { completion } = ending;
-          if (completion.outcome === 'rolled_back') {
-            await execute(prepare(tx, statements.rollbackToSavepoint), {});
-          }
-          const [done] = await execute<Done>(
-            prepare(tx, statements.finish),
-            finishValues({ request, token, replace: row?.replace === true, completion }),
-          );
-          // A record was committed for the key meanwhile: nothing of ours may commit (S8).
-          if (done?.done !== true) throw new LeaseLostError();
-          return { status: 'done', value: ending.value };
-        },
-      );
+      return runTransaction(transactionOf(outer), async (tx): Promise<ClaimAndRunResult<T>> => {
+        absorbConnectionErrors(tx);
+        const row = isolationInside
+          ? await openedOnPostgresJs(tx, request)
+          : await opened(tx, request);
+        // A replay, 409 or 422: the transaction ends with nothing written.
+        const answer = beginAnswer(request, row);
+        if (answer) return answer;
+        const claim = { takenOver: row?.status === 'taken_over' };
+        const ending = await held.holding(inFlight(request), () =>
+          single ? single.inside(tx, () => work(tx as Tx, claim)) : work(tx as Tx, claim),
+        );
+        const finish = { request, token, replace: row?.replace === true, ending };
+        const written = isolationInside
+          ? await finishedOnPostgresJs(tx, finish)
+          : await finished(tx, finish);
+        // A record was committed for the key meanwhile: nothing of ours may commit (S8).
+        if (!written) throw new LeaseLostError();
+        return { status: 'done', value: ending.value };
+      });
     },
 
     transaction<T>(fence: Fence, work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -311,28 +371,20 @@ export function postgresStore<Db extends AnyPgDatabase>(
         );
       }
       const outer = single?.outerTransaction();
-      return runTransaction(
-        outer
-          ? // Nested in guarded work on PGlite: a savepoint of the outer transaction.
-            (callback) => outer.transaction(callback)
-          : isolationInside
-            ? (callback) => begin(callback)
-            : (callback) => begin(callback, { isolationLevel: 'read committed' }),
-        async (tx) => {
-          absorbConnectionErrors(tx);
-          if (isolationInside && !outer) await execute(prepare(tx, statements.readCommitted), {});
-          // Holding this row lock until commit is what keeps a takeover out while we run (S11).
-          const [locked] = await execute<PgRecordRow>(
-            prepare(tx, statements.lock),
-            fenceValues(fence),
-          );
-          if (!locked) throw new LeaseLostError();
-          if (!single) return work(tx as Tx);
-          return held.holding(toStoredRecord(fence, locked, locked.read_ms), () =>
-            single.inside(tx, () => work(tx as Tx)),
-          );
-        },
-      );
+      return runTransaction(transactionOf(outer), async (tx) => {
+        absorbConnectionErrors(tx);
+        if (isolationInside && !outer) await execute(prepare(tx, statements.readCommitted), {});
+        // Holding this row lock until commit is what keeps a takeover out while we run (S11).
+        const [locked] = await execute<PgRecordRow>(
+          prepare(tx, statements.lock),
+          fenceValues(fence),
+        );
+        if (!locked) throw new LeaseLostError();
+        if (!single) return work(tx as Tx);
+        return held.holding(toStoredRecord(fence, locked, locked.read_ms), () =>
+          single.inside(tx, () => work(tx as Tx)),
+        );
+      });
     },
 
     async complete(fence: Fence, completion: CompletionRecord, tx?: Tx): Promise<boolean> {
@@ -384,6 +436,39 @@ function beingReplaced(record: StoredRecord, fingerprint: string): StoredRecord 
     result: null,
     leaseExpiresAt: record.readAt,
   };
+}
+
+/** What the one-transaction completion writes, and the work's answer it writes. */
+interface Finish extends Omit<FinishValues, 'completion'> {
+  ending: WorkEnding<unknown>;
+}
+
+/** SQLSTATE 22012: what a merged completion that wrote nothing raises. */
+const DIVISION_BY_ZERO = '22012';
+
+/** A statement with no parameters: postgres.js sends it in the simple protocol. */
+function simpleQuery(text: string): Query {
+  return { sql: text, params: [] };
+}
+
+function isBeginRow(row: unknown): row is BeginRow {
+  return typeof row === 'object' && row !== null && 'status' in row && 'replace' in row;
+}
+
+/** The first error on `error`'s cause chain that carries a code: the driver's. */
+function driverErrorOf(error: unknown): unknown {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if (typeof (e as { code?: unknown }).code === 'string') return e;
+  }
+  return error;
+}
+
+/** Whether `error`, or an error on its cause chain, carries the SQLSTATE `code`. */
+function hasCode(error: unknown, code: string): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if ((e as { code?: unknown }).code === code) return true;
+  }
+  return false;
 }
 
 /**

@@ -187,6 +187,34 @@ for (const { driver, createDb, inProcess } of drivers) {
         expectRedacted(printed, key);
       });
 
+      it('S26, S15: a claim refused before the work (its function failing with the key in its message) answers 503 and prints no key', async () => {
+        await ready;
+        // A table of its own whose `_begin` refuses, naming the key: the one-transaction claim
+        // is that function's call, before any write.
+        const refusing = `${table}_b`;
+        await migratePostgres(db, { table: refusing });
+        await db.execute(sql.raw(`drop function "${refusing}_begin"(text, text, text)`));
+        await db.execute(
+          sql.raw(`create function "${refusing}_begin"(p_scope text, p_key text, p_fingerprint text)
+            returns table (status text) language plpgsql as $$
+            begin
+              raise exception 'claim refused for key %', p_key
+                using detail = 'key=' || p_key, errcode = '23514';
+            end $$`),
+        );
+        try {
+          const { fail: failRefused } = app(postgresStore(db, { table: refusing }));
+          const key = secretKey('refused');
+          const { error, printed } = await failRefused('ok', key);
+          const failure = storeFailureOf(error);
+          expect(failure.code).toBe('23514');
+          expect(failure.message).toContain('claim refused for key [redacted]');
+          expectRedacted(printed, key);
+        } finally {
+          await dropRecordsTable(db, refusing);
+        }
+      });
+
       it('S26, S8: a failed completion inside the transaction prints neither key nor result', async () => {
         await ready;
         const key = secretKey('fail-complete');
@@ -195,6 +223,17 @@ for (const { driver, createDb, inProcess } of drivers) {
         expect(failure.code).toBe('23514');
         expect(failure.message).toContain('completion refused for key [redacted] with [redacted]');
         expectRedacted(printed, key);
+      });
+
+      it('S26, S8: a key with a quote and a backslash is printed in no form, quoted or raw, when its completion fails', async () => {
+        await ready;
+        // The store writes values into some statements as quoted literals ('' and \\): the
+        // failure must not carry the statement.
+        const key = secretKey("fail-complete-q'\\");
+        const { error, printed } = await fail('ok', key);
+        expect(storeFailureOf(error).code).toBe('23514');
+        expectRedacted(printed, key);
+        expect(printed).not.toContain('RAWKEY');
       });
 
       it('S26, S12: a failed completion of a kept final error prints neither key nor result', async () => {
