@@ -207,7 +207,8 @@ Each goal is a ratio of two medians (or two throughputs) from the same run:
 
 "Best possible (same run)" is what no guarded call could beat, measured in the same run
 against the same baseline: for a replay through an adapter, the same mutation on a server
-without the library whose resolver only reads the record (\`replay-floor\`); for HTTP, the
+without the library whose resolver only reads the record (\`replay-floor\`); for the core's
+Postgres fresh call, the cheapest fresh design's raw statements (see "Floors"); for HTTP, the
 better of the two servers that send the cheapest designs' statements with no guard at all
 (\`design-*\`, see "Floors" below). Where it is out of reach, so is the goal, whatever the
 library's own code costs.

@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     },
     cases,
     http: httpResults,
-    goals: checkGoals(cases, httpResults),
+    goals: checkGoals(cases, httpResults, designs),
     designs,
   };
   publish(report);
