@@ -123,8 +123,14 @@ for (const driver of SERVER_DRIVERS) {
               pay(second.db, key, { fingerprint: 'other' }).catch((e: unknown) => e),
             ),
           ]);
-          // Another request alone, the original still running.
+          // Another request alone, the original still running: 422. It may meet the lock of
+          // a duplicate above whose transaction is still ending (on a node-postgres Pool its
+          // ROLLBACK goes after its answer): then 409, and a retry, as a client's, gets 422.
           alone = await outcomeOf(pay(second.db, key, { fingerprint: 'other' }));
+          for (let retry = 0; alone === 'IDEMPOTENCY_KEY_IN_USE' && retry < 20; retry++) {
+            await sleep(25);
+            alone = await outcomeOf(pay(second.db, key, { fingerprint: 'other' }));
+          }
         } finally {
           gate.resolve();
         }
