@@ -3,21 +3,26 @@
  * allows, and always giving its client back.
  *
  * Round trips. node-postgres sends one statement per round trip, and Drizzle's
- * `db.transaction` sends BEGIN and COMMIT as statements of their own, so the guarded
- * transaction took five (BEGIN, the lock, the work's insert, the completion, COMMIT) where the
- * unguarded one takes three. Here BEGIN and the lock go as one simple-protocol query, and the
- * completion and COMMIT as another: the store's statements ride on round trips the
- * transaction makes anyway. A simple-protocol query takes no parameters, so their values are
+ * `db.transaction` sends BEGIN and COMMIT as statements of their own. Here the store's
+ * statements ride on round trips the transaction makes anyway, as simple-protocol queries
+ * of several statements. A simple-protocol query takes no parameters, so their values are
  * literals, escaped by node-postgres's own `escapeLiteral`. The work still gets a Drizzle
  * transaction (a `NodePgTransaction` over the client), as `db.transaction` would give it.
  *
- * The completion is deferred to COMMIT (`defer`): the guard's fenced `complete` inside the
- * transaction records it here and is told it held, which it must, because the lock taken at
- * BEGIN keeps the record ours until the transaction ends (SPEC S8, S11). Should it not hold
- * all the same, the COMMIT must not happen: the completing query divides by the completion's
- * answer (`1 / done::int`), so a completion that matched nothing fails with division_by_zero
- * before COMMIT, the transaction rolls back, and the caller gets `LeaseLostError`, as when
- * the completion itself answers false.
+ * `claimAndRun`, the one-transaction claim (what the guard uses): BEGIN with `_begin` and the
+ * work's savepoint, the work, `_finish` with COMMIT; three round trips, as many as the
+ * unguarded mutation in a transaction. A replay, 409 or 422 is known after the first, and the
+ * empty transaction's ROLLBACK goes after the answer.
+ *
+ * `run` and `defer`, the lease model's transaction (for records an earlier version left in
+ * flight, and for callers of the store's primitives): BEGIN with the lock, the work, the
+ * fenced completion with COMMIT. The guard's fenced `complete` inside the transaction is
+ * recorded here and told it held, which it must, because the lock taken at BEGIN keeps the
+ * record ours until the transaction ends (SPEC S8, S11).
+ *
+ * Either completion must not let COMMIT happen when it wrote nothing: the completing query
+ * divides by its answer (`1 / done::int`), so it fails with division_by_zero before COMMIT,
+ * the transaction rolls back, and the caller gets `LeaseLostError`.
  *
  * The client. Drizzle's node-postgres `db.transaction` checks a client out of the pool and
  * sends BEGIN before its try/finally: when BEGIN fails (the client's connection died between
@@ -167,7 +172,13 @@ export function poolTransactions(
           );
         }
         const row = found.rows[0] as BeginRow | undefined;
-        const answer = beginAnswer(request, row);
+        let answer: ReturnType<typeof beginAnswer>;
+        try {
+          answer = beginAnswer(request, row);
+        } catch (error) {
+          await rollBack(client);
+          throw error;
+        }
         if (answer) {
           // Nothing to commit: the answer goes now, the ROLLBACK after it, and the client
           // back to the pool once that is done (as broken, should the connection have gone).
