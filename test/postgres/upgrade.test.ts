@@ -90,6 +90,26 @@ function leaseModel<Tx>(store: IdempotencyStore<Tx>): IdempotencyStore<Tx> {
   };
 }
 
+/** Three duplicates of each key fired at once, as retries arrive: their answers, per key. */
+async function duplicatesOf<const Keys extends readonly string[]>(
+  pay: (key: string) => Promise<Answer>,
+  keys: Keys,
+): Promise<{ [I in keyof Keys]: Answer[] }> {
+  const answers = await Promise.all(keys.flatMap((key) => [pay(key), pay(key), pay(key)]));
+  return keys.map((_, i) => answers.slice(3 * i, 3 * i + 3)) as { [I in keyof Keys]: Answer[] };
+}
+
+/** One of the duplicates ran; the others were told it is in flight, or (once it committed) replay it. */
+function expectRanOnce(group: Answer[]): void {
+  const ran = group.filter((a) => typeof a === 'object' && !a.replayed);
+  expect(ran).toHaveLength(1);
+  for (const other of group.filter((a) => !ran.includes(a))) {
+    expect(other === 'IDEMPOTENCY_KEY_IN_USE' || (other as { replayed: boolean }).replayed).toBe(
+      true,
+    );
+  }
+}
+
 /** A record as 0.1.0's store wrote it. */
 async function record010(
   db: AnyPgDatabase,
@@ -179,25 +199,15 @@ for (const driver of drivers) {
         });
         expect(await migratePostgres(db, { table })).toEqual({ applied: [] });
 
-        // Duplicates of each key at once, as retries arrive.
-        const answers = await Promise.all(
-          ['paid', 'running', 'expired', 'fresh'].flatMap((key) => [pay(key), pay(key), pay(key)]),
-        );
-        const [paid, running, expired, fresh] = [0, 3, 6, 9].map((i) =>
-          answers.slice(i, i + 3),
-        ) as [Answer[], Answer[], Answer[], Answer[]];
+        const [paid, running, expired, fresh] = await duplicatesOf(pay, [
+          'paid',
+          'running',
+          'expired',
+          'fresh',
+        ]);
         expect(paid).toEqual(Array(3).fill({ value: { id: 'p1' }, replayed: true }));
         expect(running).toEqual(Array(3).fill('IDEMPOTENCY_KEY_IN_USE'));
-        for (const group of [expired, fresh]) {
-          const ran = group.filter((a) => typeof a === 'object' && !a.replayed);
-          expect(ran).toHaveLength(1);
-          // The others are told it is in flight, or (once it committed) replay it.
-          for (const other of group.filter((a) => !ran.includes(a))) {
-            expect(
-              other === 'IDEMPOTENCY_KEY_IN_USE' || (other as { replayed: boolean }).replayed,
-            ).toBe(true);
-          }
-        }
+        for (const group of [expired, fresh]) expectRanOnce(group);
         expect(runs).toBe(2);
         expect(await pay('paid', 'another')).toBe('IDEMPOTENCY_KEY_REUSED');
         expect(await pay('expired')).toEqual({ value: { id: 'new-expired' }, replayed: true });
@@ -297,29 +307,19 @@ for (const driver of drivers) {
         });
         expect(await migratePostgres(db, { table })).toEqual({ applied: [] });
 
-        // Duplicates of each key at once, as retries arrive.
-        const answers = await Promise.all(
-          ['paid', 'running', 'stale', 'fresh'].flatMap((key) => [pay(key), pay(key), pay(key)]),
-        );
-        const [paid, live, expiredLease, fresh] = [0, 3, 6, 9].map((i) =>
-          answers.slice(i, i + 3),
-        ) as [Answer[], Answer[], Answer[], Answer[]];
+        const [paid, live, expiredLease, fresh] = await duplicatesOf(pay, [
+          'paid',
+          'running',
+          'stale',
+          'fresh',
+        ]);
         // S9: the complete record replays.
         expect(paid).toEqual(Array(3).fill({ value: { id: 'p1' }, replayed: true }));
         // S10: the live lease-era claim is in flight.
         expect(live).toEqual(Array(3).fill('IDEMPOTENCY_KEY_IN_USE'));
         // S7, S11: the expired lease is taken over by one of its duplicates, and a new key is
         // claimed by one: each runs once.
-        for (const group of [expiredLease, fresh]) {
-          const ran = group.filter((a) => typeof a === 'object' && !a.replayed);
-          expect(ran).toHaveLength(1);
-          // The others are told it is in flight, or (once it committed) replay it.
-          for (const other of group.filter((a) => !ran.includes(a))) {
-            expect(
-              other === 'IDEMPOTENCY_KEY_IN_USE' || (other as { replayed: boolean }).replayed,
-            ).toBe(true);
-          }
-        }
+        for (const group of [expiredLease, fresh]) expectRanOnce(group);
         expect(runs).toBe(2);
         expect(await pay('stale')).toEqual({ value: { id: 'new-stale' }, replayed: true });
         expect(await pay('fresh')).toEqual({ value: { id: 'new-fresh' }, replayed: true });
