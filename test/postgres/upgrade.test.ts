@@ -20,6 +20,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createGuard,
+  type Guard,
   IdempotencyError,
   type IdempotencyStore,
   jsonSerializer,
@@ -88,6 +89,35 @@ function leaseModel<Tx>(store: IdempotencyStore<Tx>): IdempotencyStore<Tx> {
     release: (fence) => store.release(fence),
     purge: (options) => store.purge(options),
   };
+}
+
+/**
+ * A payment of `key` through `guard`, answered in a word (or the value); how many times a
+ * payment's work ran; and `counted`, for another call's work to count among them.
+ */
+function payments(guard: Guard<unknown>) {
+  let ran = 0;
+  const pay = (key: string, fingerprint = 'fp') =>
+    guard
+      .run({
+        scope: 'acct',
+        key,
+        fingerprint,
+        operation: 'pay',
+        work: async () => {
+          ran++;
+          return { id: `new-${key}` };
+        },
+      })
+      .then(
+        (r): Answer => ({ value: r.value, replayed: r.replayed }),
+        (e): Answer => (IdempotencyError.is(e) ? e.code : `unexpected: ${e}`),
+      );
+  const counted = <T>(value: T): T => {
+    ran++;
+    return value;
+  };
+  return { pay, runs: () => ran, counted };
 }
 
 /** Three duplicates of each key fired at once, as retries arrive: their answers, per key. */
@@ -161,23 +191,7 @@ for (const driver of drivers) {
 
       it('S22/S24: before the upgrade a guarded call fails closed and names the missing function; migratePostgres applies 0001_functions and 0002_one_transaction; 0.1.0 records then answer as before (S6, S7, S9, S10, S14)', async () => {
         const guard = createGuard({ store: postgresStore(db, { table }) });
-        let runs = 0;
-        const pay = (key: string, fingerprint = 'fp') =>
-          guard
-            .run({
-              scope: 'acct',
-              key,
-              fingerprint,
-              operation: 'pay',
-              work: async () => {
-                runs++;
-                return { id: `new-${key}` };
-              },
-            })
-            .then(
-              (r): Answer => ({ value: r.value, replayed: r.replayed }),
-              (e): Answer => (IdempotencyError.is(e) ? e.code : `unexpected: ${e}`),
-            );
+        const { pay, runs } = payments(guard);
 
         const before = await guard
           .run({
@@ -192,7 +206,7 @@ for (const driver of drivers) {
         expect(String((before as Error).cause)).toMatch(
           new RegExp(`has no function "${table}_begin".*migratePostgres`),
         );
-        expect(runs).toBe(0);
+        expect(runs()).toBe(0);
 
         expect(await migratePostgres(db, { table })).toEqual({
           applied: ['0001_functions', '0002_one_transaction'],
@@ -208,7 +222,7 @@ for (const driver of drivers) {
         expect(paid).toEqual(Array(3).fill({ value: { id: 'p1' }, replayed: true }));
         expect(running).toEqual(Array(3).fill('IDEMPOTENCY_KEY_IN_USE'));
         for (const group of [expired, fresh]) expectRanOnce(group);
-        expect(runs).toBe(2);
+        expect(runs()).toBe(2);
         expect(await pay('paid', 'another')).toBe('IDEMPOTENCY_KEY_REUSED');
         expect(await pay('expired')).toEqual({ value: { id: 'new-expired' }, replayed: true });
       });
@@ -264,23 +278,7 @@ for (const driver of drivers) {
         expect((await store.read({ scope: 'acct', key: 'running' }))?.state).toBe('in_flight');
 
         const guard = createGuard({ store });
-        let runs = 0;
-        const pay = (key: string, fingerprint = 'fp') =>
-          guard
-            .run({
-              scope: 'acct',
-              key,
-              fingerprint,
-              operation: 'pay',
-              work: async () => {
-                runs++;
-                return { id: `new-${key}` };
-              },
-            })
-            .then(
-              (r): Answer => ({ value: r.value, replayed: r.replayed }),
-              (e): Answer => (IdempotencyError.is(e) ? e.code : `unexpected: ${e}`),
-            );
+        const { pay, runs, counted } = payments(guard);
 
         // S15, S22: without `<table>_begin` nothing runs and nothing is written.
         const before = await guard
@@ -289,17 +287,14 @@ for (const driver of drivers) {
             key: 'fresh',
             fingerprint: 'fp',
             operation: 'pay',
-            work: async () => {
-              runs++;
-              return 0;
-            },
+            work: async () => counted(0),
           })
           .catch((error: unknown) => error);
         expect(IdempotencyError.is(before) && before.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
         expect(String((before as Error).cause)).toMatch(
           new RegExp(`has no function "${table}_begin".*migratePostgres`),
         );
-        expect(runs).toBe(0);
+        expect(runs()).toBe(0);
         expect(await store.read({ scope: 'acct', key: 'fresh' })).toBeUndefined();
 
         expect(await migratePostgres(db, { table })).toEqual({
@@ -320,7 +315,7 @@ for (const driver of drivers) {
         // S7, S11: the expired lease is taken over by one of its duplicates, and a new key is
         // claimed by one: each runs once.
         for (const group of [expiredLease, fresh]) expectRanOnce(group);
-        expect(runs).toBe(2);
+        expect(runs()).toBe(2);
         expect(await pay('stale')).toEqual({ value: { id: 'new-stale' }, replayed: true });
         expect(await pay('fresh')).toEqual({ value: { id: 'new-fresh' }, replayed: true });
         // S6: another request's fingerprint, on a complete record and on a lease-era claim.
@@ -345,7 +340,7 @@ for (const driver of drivers) {
         ).toBe(true);
         expect(await pay('running')).toEqual({ value: { id: 'old-running' }, replayed: true });
         expect(await pay('stale')).toEqual({ value: { id: 'new-stale' }, replayed: true });
-        expect(runs).toBe(2);
+        expect(runs()).toBe(2);
       });
     },
   );
