@@ -42,6 +42,7 @@ import type {
   WorkEnding,
 } from '../store/seam.js';
 import { LeaseLostError } from '../store/seam.js';
+import { DIVISION_BY_ZERO, hasCode } from './completion-errors.js';
 import { absorb, isConnectionLoss, isConnectionTerminated } from './connection-errors.js';
 import type { AnyPgDatabase } from './db.js';
 import { nodePgPool, type PgPool } from './pool-statements.js';
@@ -109,9 +110,6 @@ export interface PoolTransactions {
    */
   defer(tx: unknown, fence: Fence, completion: CompletionRecord): boolean | undefined;
 }
-
-/** SQLSTATE 22012: what the completing query raises when the completion matched nothing. */
-const DIVISION_BY_ZERO = '22012';
 
 /** For a Drizzle database on a node-postgres Pool, its guarded transactions; else undefined. */
 export function poolTransactions(
@@ -202,7 +200,7 @@ export function poolTransactions(
           completion.outcome === 'rolled_back' ? `rollback to savepoint ${WORK_SAVEPOINT}; ` : '';
         await inTransaction(client, `${undo}select 1 / (${finish})::int; commit`).catch(
           (error: unknown) => {
-            if (codeOf(error) === DIVISION_BY_ZERO) throw new LeaseLostError();
+            if (hasCode(error, DIVISION_BY_ZERO)) throw new LeaseLostError();
             throw explain(error);
           },
         );
@@ -250,7 +248,7 @@ export function poolTransactions(
             ? `select 1 / (${statements.complete(fence, completion, literal)})::int; commit`
             : 'commit',
         ).catch((error: unknown) => {
-          if (codeOf(error) === DIVISION_BY_ZERO && completion) throw new LeaseLostError();
+          if (completion && hasCode(error, DIVISION_BY_ZERO)) throw new LeaseLostError();
           throw error;
         });
         return value;
@@ -309,8 +307,4 @@ function lostConnection(error: unknown): Error | undefined {
 
 function sameFence(a: Fence, b: Fence): boolean {
   return a.token === b.token && a.scope === b.scope && a.key === b.key;
-}
-
-function codeOf(error: unknown): unknown {
-  return (error as { code?: unknown } | undefined)?.code;
 }

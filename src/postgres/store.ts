@@ -61,6 +61,7 @@ import {
   type StoreExtras,
   type WorkEnding,
 } from '../store/seam.js';
+import { DIVISION_BY_ZERO, driverErrorOf, hasCode } from './completion-errors.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
 import { explainMissingFunctions } from './functions.js';
@@ -443,9 +444,6 @@ interface Finish extends Omit<FinishValues, 'completion'> {
   ending: WorkEnding<unknown>;
 }
 
-/** SQLSTATE 22012: what a merged completion that wrote nothing raises. */
-const DIVISION_BY_ZERO = '22012';
-
 /** A statement with no parameters: postgres.js sends it in the simple protocol. */
 function simpleQuery(text: string): Query {
   return { sql: text, params: [] };
@@ -453,22 +451,6 @@ function simpleQuery(text: string): Query {
 
 function isBeginRow(row: unknown): row is BeginRow {
   return typeof row === 'object' && row !== null && 'status' in row && 'replace' in row;
-}
-
-/** The first error on `error`'s cause chain that carries a code: the driver's. */
-function driverErrorOf(error: unknown): unknown {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    if (typeof (e as { code?: unknown }).code === 'string') return e;
-  }
-  return error;
-}
-
-/** Whether `error`, or an error on its cause chain, carries the SQLSTATE `code`. */
-function hasCode(error: unknown, code: string): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    if ((e as { code?: unknown }).code === code) return true;
-  }
-  return false;
 }
 
 /**
