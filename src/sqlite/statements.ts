@@ -16,6 +16,11 @@ import type { SqliteIdempotencyTable } from './table.js';
 export interface Statements {
   begin: Statement;
   commit: Statement;
+  rollback: Statement;
+  /** The one-transaction claim's work runs inside this savepoint, so a kept error can undo it. */
+  workBegin: Statement;
+  workEnd: Statement;
+  workUndo: Statement;
   /** S7: the claim. Positional: scope, key, fingerprint, operation, token, lease, expires, at. */
   insert: Statement;
   select: Statement<[string, string], RecordRow>;
@@ -26,8 +31,17 @@ export interface Statements {
   holds: Statement<[string, string, string], number>;
   complete: Statement;
   release: Statement;
+  /**
+   * The one-transaction claim's record, written once, complete (S7, S8). Positional: scope,
+   * key, fingerprint, operation, token, outcome, result, expires, created, completed, and
+   * whether an existing row may be replaced (1: the one the claim read and judged free).
+   */
+  finish: Statement;
   purge: Statement;
 }
+
+/** The savepoint a one-transaction claim runs its work in (a nested level names its own). */
+export const WORK_SAVEPOINT = 'mutation_guard_work';
 
 /** Prepares every statement for `table` on `client`; the table must exist. */
 export function prepareStatements(client: Database, table: SqliteIdempotencyTable): Statements {
@@ -41,6 +55,10 @@ export function prepareStatements(client: Database, table: SqliteIdempotencyTabl
   return {
     begin: client.prepare('BEGIN IMMEDIATE'),
     commit: client.prepare('COMMIT'),
+    rollback: client.prepare('ROLLBACK'),
+    workBegin: client.prepare(`SAVEPOINT ${WORK_SAVEPOINT}`),
+    workEnd: client.prepare(`RELEASE ${WORK_SAVEPOINT}`),
+    workUndo: client.prepare(`ROLLBACK TO ${WORK_SAVEPOINT}`),
     insert: client.prepare(
       `INSERT INTO ${t} (scope, key, fingerprint, operation, state, token, lease_expires_at, expires_at, created_at) VALUES (?, ?, ?, ?, 'in_flight', ?, ?, ?, ?) ON CONFLICT (scope, key) DO NOTHING`,
     ),
@@ -60,6 +78,9 @@ export function prepareStatements(client: Database, table: SqliteIdempotencyTabl
       `UPDATE ${t} SET state = 'complete', outcome = ?, result = ?, completed_at = ?, expires_at = ?, lease_expires_at = NULL WHERE ${held}`,
     ),
     release: client.prepare(`DELETE FROM ${t} WHERE ${held}`),
+    finish: client.prepare(
+      `INSERT INTO ${t} (scope, key, fingerprint, operation, state, token, outcome, result, lease_expires_at, expires_at, created_at, completed_at) VALUES (?, ?, ?, ?, 'complete', ?, ?, ?, NULL, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, operation = excluded.operation, state = 'complete', token = excluded.token, outcome = excluded.outcome, result = excluded.result, lease_expires_at = NULL, expires_at = excluded.expires_at, created_at = excluded.created_at, completed_at = excluded.completed_at WHERE ?`,
+    ),
     purge: client.prepare(
       `DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE expires_at <= ? LIMIT ?)`,
     ),

@@ -40,6 +40,8 @@ import { configureConnection, type SqliteDatabase } from './db.js';
 import { connectionLedger, heldRecord } from './ledger.js';
 import { connectionLock } from './lock.js';
 import { claimDatabaseFile } from './one-connection.js';
+import { oneTransactionClaim } from './one-transaction.js';
+import { verdictOn } from './row-verdict.js';
 import { prepareStatements, type Statements } from './statements.js';
 import {
   idempotencyRecords,
@@ -135,16 +137,12 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
     // stays atomic against another process sharing the file.
     const row = s.select.get(scope, key);
     if (!row) return undefined;
-    if (row.state === 'in_flight') {
-      // S11: an in-flight claim whose lease ran out, same request only (S6). One past its
-      // whole expiry (its process died long ago) counts as absent, as purge would make it.
-      const leaseOver = row.lease_expires_ms !== null && row.lease_expires_ms <= at;
-      if (leaseOver && (row.fingerprint === fingerprint || row.expires_ms <= at)) {
-        const taken = s.takeOver.run(...claim, scope, key, at, fingerprint, at).changes === 1;
-        return taken ? claimed(true) : undefined;
-      }
-    } else if (row.expires_ms <= at) {
-      // S14: a complete record past its retention counts as absent, whatever its fingerprint.
+    const verdict = verdictOn(row, fingerprint, at);
+    if (verdict === 'take-over') {
+      const taken = s.takeOver.run(...claim, scope, key, at, fingerprint, at).changes === 1;
+      return taken ? claimed(true) : undefined;
+    }
+    if (verdict === 'reuse') {
       const reused = s.reuse.run(...claim, scope, key, at).changes === 1;
       return reused ? claimed(false) : undefined;
     }
@@ -178,6 +176,22 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
 
   return {
     dialect: 'sqlite',
+
+    claimAndRun: oneTransactionClaim({
+      client,
+      tx: db,
+      tableName,
+      lock,
+      ledger,
+      statements,
+      now: () => millis(now()),
+      standing(request) {
+        const known = readWithoutQueuing(request);
+        return known?.stands && known.record
+          ? { status: 'exists', record: known.record }
+          : undefined;
+      },
+    }),
 
     claim(request) {
       // An idle lock runs the claim at once; only a busy one is worth answering around.

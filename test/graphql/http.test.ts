@@ -162,6 +162,7 @@ describe('error mapping (SPEC S15, S19)', () => {
       ...sqlite.store,
       dialect: 'broken',
       claim: () => Promise.reject(new Error('connection refused')),
+      claimAndRun: () => Promise.reject(new Error('connection refused')),
     } as IdempotencyStore<unknown>;
     const { yoga, harness } = paymentsServer({ ...sqlite, store: broken });
     const response = await gql(yoga, { query: 'mutation { pay(amount: 1) { id } }', key: 'k-503' });

@@ -293,17 +293,16 @@ describe('S26 on SQLite: store errors carry no raw key or result', () => {
   const db = openSqlite(':memory:');
   migrateSqlite(db);
   db.$client.exec(`
-    create trigger fail_claim before insert on idempotency_records
-      when new.key like 'fail-claim%' begin select raise(abort, 'claim refused'); end;
-    create trigger fail_complete before update on idempotency_records
+    create trigger fail_complete before insert on idempotency_records
       when new.state = 'complete' and new.key like 'fail-complete%'
       begin select raise(abort, 'completion refused'); end;
     create trigger fail_release before delete on idempotency_records
       when old.key like 'fail-release%' begin select raise(abort, 'release refused'); end;`);
   const { fail } = app(sqliteStore(db));
 
+  // The claim writes nothing (the record is written once, complete, before COMMIT): a claim
+  // that fails is the closed database below.
   const paths = [
-    ['a failed claim', 'fail-claim', 'ok'],
     ['a failed completion inside the transaction', 'fail-complete', 'ok'],
     ['a failed completion of a kept final error', 'fail-complete-kept', 'decline'],
   ] as const;

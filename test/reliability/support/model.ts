@@ -293,8 +293,10 @@ class Run implements Cmd {
       );
     if (want.claimed) {
       if (this.fails) {
+        // The guard's one-transaction claim (S11) wrote nothing and rolled everything back:
+        // the record is as it was (absent, expired, or a lease claim it would have taken
+        // over, whose holder still holds it).
         assertEqual(outcome, { ok: false, code: 'thrown' }, 'failed run');
-        m.records.delete(id(this.scope, this.key));
       } else {
         assertEqual(outcome, { ok: true, value, replayed: false }, 'fresh run');
         m.records.set(id(this.scope, this.key), {
