@@ -16,6 +16,7 @@
  * events; their handles are left alone.
  */
 import { EventEmitter } from 'node:events';
+import { causeChain } from './error-chain.js';
 
 const absorbing = new WeakSet<EventEmitter>();
 
@@ -52,7 +53,7 @@ export function absorbPoolConnectionErrors(db: unknown): void {
  * network). Drizzle wraps the driver's error as `cause`.
  */
 export function isConnectionLoss(error: unknown): boolean {
-  return someCause(error, (e) => {
+  return causeChain(error).some((e) => {
     const code = (e as { code?: unknown }).code;
     return typeof code === 'string' && CONNECTION_LOSS.test(code);
   });
@@ -66,17 +67,8 @@ const CONNECTION_LOSS =
  * pool as broken.
  */
 export function isConnectionTerminated(error: unknown): boolean {
-  return someCause(error, (e) => {
+  return causeChain(error).some((e) => {
     const message = (e as { message?: unknown }).message;
     return typeof message === 'string' && /Connection terminated|not queryable/i.test(message);
   });
-}
-
-/** Whether `test` holds for the error or one of its first five causes. */
-function someCause(error: unknown, test: (link: object) => boolean): boolean {
-  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
-    if (test(e)) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }

@@ -1,10 +1,10 @@
 /**
  * The server-side functions a records table comes with (drizzle/postgres/0001_functions.sql and
- * 0002_one_transaction.sql),
- * and the error that says what to do when they are missing: a table that drizzle-kit created
- * from the re-exported schema has none until the app adds the custom migration that
- * docs/migrations.md shows (drizzle-kit knows tables, not functions).
+ * 0002_one_transaction.sql), and the error that says what to do when they are missing: a
+ * table that drizzle-kit created from the re-exported schema has none until the app adds the
+ * custom migration that docs/migrations.md shows (drizzle-kit knows tables, not functions).
  */
+import { causeChain, codeOf } from './error-chain.js';
 
 /** The names of the server-side functions that belong to a records table. */
 export function functionNames(table: string) {
@@ -29,9 +29,8 @@ const UNDEFINED_FUNCTION = '42883';
  */
 export function explainMissingFunctions(error: unknown, table: string): unknown {
   const names = Object.values(functionNames(table));
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    const code = (e as { code?: unknown }).code;
-    if (code !== UNDEFINED_FUNCTION) continue;
+  for (const e of causeChain(error)) {
+    if (!(e instanceof Error) || codeOf(e) !== UNDEFINED_FUNCTION) continue;
     const missing = names.find((name) => e.message.includes(name));
     if (!missing) continue;
     return new Error(

@@ -12,6 +12,7 @@ import {
 } from '../store/migrations.js';
 import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 import { type AnyPgDatabase, rowsOf } from './db.js';
+import { causeChain, codeOf } from './error-chain.js';
 
 export interface MigratePostgresOptions {
   /**
@@ -98,9 +99,12 @@ export async function migratePostgres(
 /** The driver's own message and SQLSTATE, found on the error or along its `cause` chain. */
 function driverReason(error: unknown): string {
   let deepest: unknown = error;
-  while (deepest instanceof Error && deepest.cause instanceof Error) deepest = deepest.cause;
+  for (const link of causeChain(error).slice(1)) {
+    if (!(link instanceof Error)) break;
+    deepest = link;
+  }
   if (!(deepest instanceof Error)) return String(deepest);
-  const code = (deepest as { code?: unknown }).code;
+  const code = codeOf(deepest);
   return typeof code === 'string' ? `${deepest.message} (SQLSTATE ${code})` : deepest.message;
 }
 

@@ -42,9 +42,10 @@ import type {
   WorkEnding,
 } from '../store/seam.js';
 import { LeaseLostError } from '../store/seam.js';
-import { DIVISION_BY_ZERO, hasCode } from './completion-errors.js';
+import { DIVISION_BY_ZERO } from './completion-errors.js';
 import { absorb, isConnectionLoss, isConnectionTerminated } from './connection-errors.js';
 import type { AnyPgDatabase } from './db.js';
+import { hasCode } from './error-chain.js';
 import { nodePgPool, type PgPool } from './pool-statements.js';
 import { type BeginRow, beginAnswer, type FinishValues, WORK_SAVEPOINT } from './statements.js';
 

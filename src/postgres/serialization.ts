@@ -11,16 +11,13 @@
  * happened, and a new attempt takes a new snapshot that sees the committed row. Bounded,
  * with a short random pause so that colliding duplicates spread out.
  */
+import { hasCode } from './error-chain.js';
+
 const ATTEMPTS = 8;
 
 /** 40001 serialization_failure, 40P01 deadlock_detected. Drizzle wraps the driver's error. */
 export function isSerializationFailure(error: unknown): boolean {
-  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (code === '40001' || code === '40P01') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+  return hasCode(error, '40001', '40P01');
 }
 
 /** Runs one autocommit statement, again on a serialization failure, a few times at most. */

@@ -61,9 +61,10 @@ import {
   type StoreExtras,
   type WorkEnding,
 } from '../store/seam.js';
-import { DIVISION_BY_ZERO, driverErrorOf, hasCode } from './completion-errors.js';
+import { DIVISION_BY_ZERO } from './completion-errors.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
+import { driverErrorOf, hasCode } from './error-chain.js';
 import { explainMissingFunctions } from './functions.js';
 import { heldKeys } from './held-keys.js';
 import { quoteLiteral } from './literal.js';

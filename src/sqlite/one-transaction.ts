@@ -7,8 +7,8 @@
  * just before COMMIT.
  *
  * Against the lease model this saves a commit per fresh call (the claim's), and a crash frees
- * the key at once: SQLite rolls back the open transaction of a dead process when the file is
- * next opened, so there is no in-flight row to wait out.
+ * the key at once: the kernel drops a dead process's file locks as it exits, and the WAL
+ * frames it wrote without a commit are never read, so there is no in-flight row to wait out.
  *
  * Duplicates in this process are answered from the ledger (ledger.ts) without queuing: the key
  * is held there, in flight, for the transaction's life. A duplicate from another process
