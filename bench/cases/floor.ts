@@ -57,7 +57,7 @@ export async function floorCases<Tx>(
           outcome: 'committed' as const,
           retentionMs: RETENTION_MS,
         });
-        // The one-transaction claim where the store has it (Postgres), else the lease model.
+        // The one-transaction claim where the store has it (both shipped stores), else the lease.
         if (store.claimAndRun) {
           const done = await store.claimAndRun(request, async (tx) => {
             const id = await db.insertTx(tx, 42);

@@ -13,6 +13,11 @@
  * for; that UPDATE still carries all its conditions, so another process sharing the file
  * cannot slip a change in between.
  *
+ * Guarded calls go through `claimAndRun` (one-transaction.ts, S11's second model): the claim,
+ * the work and the complete record in one BEGIN IMMEDIATE ... COMMIT. The lease primitives
+ * below (`claim`, `transaction`, `complete`, `release`) stay for records an earlier version
+ * left in flight, for the seam's conformance suite and for custom guards.
+ *
  * S10: only writes queue on the lock. A claim or read first looks at what is known without
  * queuing (ledger.ts): a claim live work in this process holds answers 409 at once, and a
  * committed record that stands (complete and unexpired, or in flight under a live lease) is

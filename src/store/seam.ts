@@ -17,7 +17,7 @@
  * - `complete` and `release` are fenced by the claim's token: they change nothing for a
  *   caller whose claim was taken over (S8);
  * - time (leases, retention) is measured on the database's clock where it has one (S11);
- * - `claimAndRun`, where a store has it (the Postgres store), holds the key for its
+ * - `claimAndRun`, where a store has it (both shipped stores), holds the key for its
  *   transaction's life, runs the work only on a free key, lets the unique constraint decide
  *   who commits, and frees the key by rolling back (S7, S8, S11, S12). The guard rules of the
  *   conformance suite check it through the guard.

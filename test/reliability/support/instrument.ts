@@ -3,7 +3,7 @@
  * real store does all the work; hooks only pause. Crash tests hang there (and get SIGKILLed),
  * takeover tests sleep there, the scheduler test lets fast-check decide when to go on.
  *
- * A store with the one-transaction claim (`claimAndRun`, the Postgres store) keeps it through
+ * A store with the one-transaction claim (`claimAndRun`: both shipped stores) keeps it through
  * the wrapper, with the same points: after the claim is inside the transaction, before the
  * work; after the work, before the completion and COMMIT; after the commit. There is no
  * point between a claim and its transaction there, so a `beforeTransaction` hook keeps the
