@@ -24,8 +24,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'floor.insert-tx': 'the insert in its own transaction, no guard',
   'floor.round-trip': 'one round trip: raw `SELECT 1`',
   'floor.round-trip-drizzle': '`SELECT 1` through Drizzle',
-  'floor.store':
-    'store floor: the store\'s claimAndRun around the insert, no guard',
+  'floor.store': "store floor: the store's claimAndRun around the insert, no guard",
   'core.fresh': '`guard.run`, fresh key (no framework)',
   'core.replay': '`guard.run`, replay (no framework)',
   'peer-memory.fresh': '@node-idempotency/core, memory storage, fresh key',
