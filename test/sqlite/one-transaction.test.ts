@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdempotencyError } from '../../src/core/errors.js';
-import { createGuard } from '../../src/core/guard.js';
+import { createGuard, type Guard } from '../../src/core/guard.js';
 import { rollback } from '../../src/core/rollback.js';
 import { migrateSqlite, type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
 import { deferred } from '../support/deferred.js';
@@ -79,6 +79,22 @@ function call(key: string, id: string, fingerprint = `fp-${key}`) {
       return { id };
     },
   };
+}
+
+/** A guarded call of `key` whose work writes `id`, then holds its transaction until `finish`. */
+function heldOpen(guard: Guard<SqliteDatabase>, key: string, id: string) {
+  const started = deferred();
+  const finished = deferred();
+  const running = guard.run({
+    ...call(key, id),
+    work: async (tx: SqliteDatabase) => {
+      insertBusiness(tx, id);
+      started.resolve();
+      await finished.promise;
+      return { id };
+    },
+  });
+  return { running, started: started.promise, finish: () => finished.resolve() };
 }
 
 describe.each(KINDS)('sqliteStore one-transaction claim (%s database)', (kind) => {
@@ -162,26 +178,16 @@ describe.each(KINDS)('sqliteStore one-transaction claim (%s database)', (kind) =
   it('S6/S10: while the work runs, duplicates fired at once answer from this process: 409 for the same request, 422 for another', async () => {
     open = openLogged(kind);
     const { guard, db } = open;
-    const started = deferred();
-    const finish = deferred();
-    const original = guard.run({
-      ...call('k1', 'p1'),
-      work: async (tx: SqliteDatabase) => {
-        insertBusiness(tx, 'p1');
-        started.resolve();
-        await finish.promise;
-        return { id: 'p1' };
-      },
-    });
-    await started.promise;
+    const original = heldOpen(guard, 'k1', 'p1');
+    await original.started;
 
     const answers = await Promise.allSettled([
       guard.run(call('k1', 'p2')),
       guard.run(call('k1', 'p3')),
       guard.run(call('k1', 'p4', 'another request')),
     ]);
-    finish.resolve();
-    await original;
+    original.finish();
+    await original.running;
 
     const codes = answers.map((a) =>
       a.status === 'rejected' && IdempotencyError.is(a.reason) ? a.reason.code : a.status,
@@ -274,22 +280,12 @@ describe('sqliteStore one-transaction claim, file database', () => {
     const reader = new Database(file, { readonly: true });
     const rows = () =>
       reader.prepare("SELECT state FROM idempotency_records WHERE key = 'k1'").pluck().all();
-    const started = deferred();
-    const finish = deferred();
-    const running = guard.run({
-      ...call('k1', 'p1'),
-      work: async (tx: SqliteDatabase) => {
-        insertBusiness(tx, 'p1');
-        started.resolve();
-        await finish.promise;
-        return { id: 'p1' };
-      },
-    });
+    const original = heldOpen(guard, 'k1', 'p1');
     try {
-      await started.promise;
+      await original.started;
       expect(rows()).toEqual([]);
-      finish.resolve();
-      await running;
+      original.finish();
+      await original.running;
       expect(rows()).toEqual(['complete']);
     } finally {
       reader.close();
