@@ -13,7 +13,9 @@
  *
  * Where the same run measured what no guarded call could beat, the check carries it as its
  * `best`: for the adapters' replays, the same mutation on a server without the plugin that
- * only reads the record (`<surface>.replay-floor`); for the core's fresh call on either
+ * only reads the record (`<surface>.replay-floor`); for the adapters' SQLite fresh calls, the
+ * same mutation whose resolver writes its row and a complete record in one transaction
+ * (`<surface>.fresh-floor`); for the core's fresh call on either
  * database, the cheapest fresh design's raw statements (bench/designs.ts); for HTTP, the servers that send
  * the two cheapest designs' statements with no guard at all (`design-*`, the better of the two).
  * A goal whose bound is out of reach cannot be met by cutting the library's own code.
@@ -64,10 +66,26 @@ export function checkGoals(
     };
   };
 
+  /**
+   * An adapter's fresh goal, with its floor from the same run where the database has one: the
+   * same mutation on a server without the library whose resolver writes its row and a
+   * complete record in one transaction, as cheaply as a design can (`<surface>.fresh-floor`).
+   */
+  const withFreshFloor = (checked: GoalCheck, db: CaseResult['db'], surface: string) => {
+    const floor = `${db}.${surface}.fresh-floor`;
+    if (!cases.some((item) => item.id === floor)) return checked;
+    const value = median(floor) / median(checked.against);
+    return { ...checked, best: { subject: floor, value, reachable: value <= checked.limit } };
+  };
+
   const checks: GoalCheck[] = [];
   for (const surface of ['core', ...SURFACES]) {
     const fresh = atMost('fresh ≤ 1.25× unguarded', 'sqlite', `${surface}.fresh`, 1.25);
-    checks.push(surface === 'core' ? withDesignFloor(fresh, 'sqlite') : fresh);
+    checks.push(
+      surface === 'core'
+        ? withDesignFloor(fresh, 'sqlite')
+        : withFreshFloor(fresh, 'sqlite', surface),
+    );
   }
   /** A replay goal through an adapter, with its floor from the same run. */
   const replay = (goal: string, db: CaseResult['db'], surface: string, limit: number) => {

@@ -10,6 +10,8 @@ const DESCRIPTIONS: Record<string, string> = {
   'graphql.replay': 'GraphQL mutation, guarded, replay',
   'graphql.replay-floor':
     'the replay floor: the mutation without the plugin, its resolver only reading the record',
+  'graphql.fresh-floor':
+    'the fresh floor: the mutation without the plugin, its resolver writing the row and a complete record in one transaction',
   'graphql.query-plain': 'GraphQL query, server without the plugin',
   'graphql.query-plugin': 'GraphQL query, server with the plugin (pass-through)',
   'trpc.unguarded': 'tRPC mutation (1 insert), no middleware',
@@ -18,6 +20,8 @@ const DESCRIPTIONS: Record<string, string> = {
   'trpc.replay': 'tRPC mutation, guarded, replay',
   'trpc.replay-floor':
     'the replay floor: the mutation without the middleware, its resolver only reading the record',
+  'trpc.fresh-floor':
+    'the fresh floor: the mutation without the middleware, its resolver writing the row and a complete record in one transaction',
   'trpc.query-plain': 'tRPC query, router without the middleware',
   'trpc.query-plugin': 'tRPC query, router with guarded mutations (pass-through)',
   'floor.insert': 'the insert alone (autocommit), no framework',

@@ -9,6 +9,10 @@
  * only reads the record the replay reads (the store's `read`, one primary-key SELECT). A
  * replay through the framework goes through at least this: the request, the framework's
  * handling of a mutation and its answer, and one read of the record.
+ *
+ * And, where the database has `insertWithRecord` (SQLite), the fresh call's floor: the same
+ * mutation on a server without the plugin whose resolver writes its row and a complete record
+ * in one transaction, as cheaply as any design can (bench/designs.ts, "record written last").
  */
 
 import type { StoreExtras } from '../../src/store/index.js';
@@ -29,6 +33,11 @@ export interface Surface {
   guarded: Handler;
   /** The plain server whose mutation only reads one record (the replay floor). */
   readOnly: (replayKey: string) => Handler;
+  /**
+   * The plain server whose mutation writes its row and a complete record in one transaction
+   * (the fresh floor), where the database has `insertWithRecord`.
+   */
+  recording: Handler | undefined;
   mutation: (key?: string) => Request;
   query: () => Request;
 }
@@ -47,6 +56,17 @@ function readingDb<Tx>(db: BenchDb<Tx>, replayKey: string): BenchDb<Tx> {
       return 0;
     },
   };
+}
+
+/**
+ * The database whose business write also stores a complete record under a fresh key, as
+ * cheaply as a design can (`insertWithRecord`): the plain servers built on it answer the
+ * mutation at a fresh call's floor. `undefined` where the database has no such write.
+ */
+function recordingDb<Tx>(db: BenchDb<Tx>): BenchDb<Tx> | undefined {
+  const { insertWithRecord } = db;
+  if (!insertWithRecord) return undefined;
+  return { ...db, insert: (amount) => insertWithRecord(amount, freshKey('fresh-floor')) };
 }
 
 export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
@@ -71,6 +91,10 @@ export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
       const { plain: reading } = yogaApps(readingDb(db, replayKey));
       return (request) => reading.fetch(request);
     },
+    recording: withDb(recordingDb(db), (recorded) => {
+      const { plain: recording } = yogaApps(recorded);
+      return (request) => recording.fetch(request);
+    }),
     mutation: (key) => post(PAY_BODY, key),
     query: () => post(PING_BODY),
   };
@@ -85,6 +109,7 @@ export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
     plainTx,
     guarded,
     readOnly: (replayKey) => trpcApps(readingDb(db, replayKey)).plain,
+    recording: withDb(recordingDb(db), (recorded) => trpcApps(recorded).plain),
     mutation: (key) =>
       new Request('http://bench/trpc/pay', {
         method: 'POST',
@@ -98,7 +123,11 @@ export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
   };
 }
 
-/** The seven cases of one surface on one database; ids are `<surface>.<case>`. */
+function withDb<Tx>(db: BenchDb<Tx> | undefined, build: (db: BenchDb<Tx>) => Handler) {
+  return db && build(db);
+}
+
+/** The cases of one surface on one database; ids are `<surface>.<case>`. */
 export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
   const replayKey = freshKey(`${surface.id}-replay`);
   // The record every replay reads, created once and checked to be a fresh run.
@@ -108,6 +137,8 @@ export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
   await expectAnswer(surface.plainTx, surface.mutation(), null);
   const readOnly = surface.readOnly(replayKey);
   await expectAnswer(readOnly, surface.mutation(), null);
+  const { recording } = surface;
+  if (recording) await expectAnswer(recording, surface.mutation(), null);
 
   const call = (handler: Handler, request: () => Request) => async () => {
     const response = await handler(request());
@@ -125,6 +156,9 @@ export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
     },
     { id: id('replay'), run: call(surface.guarded, () => surface.mutation(replayKey)) },
     { id: id('replay-floor'), run: call(readOnly, () => surface.mutation()) },
+    ...(recording
+      ? [{ id: id('fresh-floor'), run: call(recording, () => surface.mutation()) }]
+      : []),
     { id: id('query-plain'), run: call(surface.plain, surface.query) },
     { id: id('query-plugin'), run: call(surface.guarded, surface.query) },
   ];

@@ -34,6 +34,7 @@ export function openSqliteBench(): BenchDb<SqliteDatabase> {
   );
   const store = sqliteStore(db);
   const selectOne = db.$client.prepare('select 1');
+  const withRecord = recordWrittenLast(db);
 
   return {
     id: 'sqlite',
@@ -42,11 +43,46 @@ export function openSqliteBench(): BenchDb<SqliteDatabase> {
     insert: async (amount) => writePayment(db, amount),
     insertTx: async (tx, amount) => writePayment(tx, amount),
     insertInTransaction: async (amount) => db.transaction((tx) => writePayment(tx, amount)),
+    insertWithRecord: async (amount, key) => withRecord(amount, key),
     roundTrip: async () => selectOne.get(),
     roundTripDrizzle: async () => db.get(sql`select 1`),
     close: async () => {
       db.$client.close();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * The business write in the least a transaction that stores its result with it can be:
+ * BEGIN IMMEDIATE, a look-up of the key, the write, one INSERT of the complete record, COMMIT
+ * (bench/designs.ts, "one transaction, record written last"), on the store's own table.
+ */
+function recordWrittenLast(db: SqliteDatabase) {
+  const c = db.$client;
+  const begin = c.prepare('begin immediate');
+  const commit = c.prepare('commit');
+  const look = c.prepare(
+    "select state, result from idempotency_records where scope = 'bench' and key = ?",
+  );
+  const record = c.prepare(
+    `insert into idempotency_records (scope, key, fingerprint, operation, state, token, outcome,
+      result, expires_at, created_at, completed_at)
+     values ('bench', ?, 'f', 'pay', 'complete', 'tok', 'committed', ?, ?, ?, ?)`,
+  );
+  const day = 86_400_000;
+  return (amount: number, key: string): number => {
+    const now = Date.now();
+    begin.run();
+    try {
+      look.get(key);
+      const id = writePayment(db, amount);
+      record.run(key, `{"id":${id}}`, now + day, now, now);
+      commit.run();
+      return id;
+    } catch (error) {
+      if (c.inTransaction) c.exec('rollback');
+      throw error;
+    }
   };
 }

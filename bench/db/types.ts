@@ -12,6 +12,12 @@ export interface BenchDb<Tx = unknown> {
   insertTx(tx: Tx, amount: number): Promise<number>;
   /** The same write in a transaction of its own (BEGIN, INSERT, COMMIT), no guard. */
   insertInTransaction(amount: number): Promise<number>;
+  /**
+   * The same write with the least a stored result costs beside it, no guard and no store code
+   * (bench/designs.ts, "record written last"): where a database has it, the framework cases
+   * measure a fresh call's floor with it.
+   */
+  insertWithRecord?(amount: number, key: string): Promise<number>;
   /** One database round trip on the raw driver (`SELECT 1`), to read the other times by. */
   roundTrip(): Promise<unknown>;
   /** The same `SELECT 1` through Drizzle, to show what the ORM adds per statement. */
