@@ -48,7 +48,7 @@ describe('soak: crash trials at random fault points', () => {
     for (const site of sites.values()) await closeCrashSite(site);
   });
 
-  it(`S7-S11/S24: ${TRIALS} SIGKILLs at random points: 409 before the lease, one run after, one payment per key, identical replays`, async () => {
+  it(`S7-S11/S24: ${TRIALS} SIGKILLs at random points: the key freed with the process (a fresh run, or 409 while Postgres has not yet seen the connection close), one payment per key, identical replays`, async () => {
     const random = mulberry32(soakSeed('crash'));
     const plan = Array.from({ length: TRIALS }, (_, i) => ({
       site: SITES[i % SITES.length]!.name,
@@ -89,6 +89,7 @@ describe('soak: crash trials at random fault points', () => {
     }
     for (const surface of SURFACES) figures[surface] = count((o) => o.surface === surface);
     Object.assign(figures, {
+      earlyFresh: count((o) => o.early.status === 200 && !o.early.replayed),
       early409: count((o) => o.early.status === 409),
       earlyReplays: count((o) => o.early.status === 200 && o.early.replayed),
       earlyInconclusive: count((o) => !o.earlyWithinLease),
