@@ -20,9 +20,9 @@
  * recorded here and told it held, which it must, because the lock taken at BEGIN keeps the
  * record ours until the transaction ends (SPEC S8, S11).
  *
- * Either completion must not let COMMIT happen when it wrote nothing: the completing query
- * divides by its answer (`1 / done::int`), so it fails with division_by_zero before COMMIT,
- * the transaction rolls back, and the caller gets `LeaseLostError`.
+ * Either completion must not let COMMIT happen when it wrote nothing: its statement
+ * (merged-completion.ts) then fails before COMMIT, the transaction rolls back, and the
+ * caller gets `LeaseLostError`.
  *
  * The client. Drizzle's node-postgres `db.transaction` checks a client out of the pool and
  * sends BEGIN before its try/finally: when BEGIN fails (the client's connection died between
@@ -42,10 +42,9 @@ import type {
   WorkEnding,
 } from '../store/seam.js';
 import { LeaseLostError } from '../store/seam.js';
-import { DIVISION_BY_ZERO } from './completion-errors.js';
 import { absorb, isConnectionLoss, isConnectionTerminated } from './connection-errors.js';
 import type { AnyPgDatabase } from './db.js';
-import { hasCode } from './error-chain.js';
+import { completingStatement, wroteNothing } from './merged-completion.js';
 import { nodePgPool, type PgPool } from './pool-statements.js';
 import { type BeginRow, beginAnswer, type FinishValues, WORK_SAVEPOINT } from './statements.js';
 
@@ -197,14 +196,13 @@ export function poolTransactions(
           { request, token, replace: row?.replace === true, completion },
           literal,
         );
-        const undo =
-          completion.outcome === 'rolled_back' ? `rollback to savepoint ${WORK_SAVEPOINT}; ` : '';
-        await inTransaction(client, `${undo}select 1 / (${finish})::int; commit`).catch(
-          (error: unknown) => {
-            if (hasCode(error, DIVISION_BY_ZERO)) throw new LeaseLostError();
-            throw explain(error);
-          },
-        );
+        await inTransaction(
+          client,
+          `${completingStatement(finish, completion.outcome)}; commit`,
+        ).catch((error: unknown) => {
+          if (wroteNothing(error)) throw new LeaseLostError();
+          throw explain(error);
+        });
         return { status: 'done', value: ending.value };
       } catch (error) {
         lost = lostConnection(error);
@@ -246,10 +244,10 @@ export function poolTransactions(
         await inTransaction(
           client,
           completion
-            ? `select 1 / (${statements.complete(fence, completion, literal)})::int; commit`
+            ? `${completingStatement(statements.complete(fence, completion, literal))}; commit`
             : 'commit',
         ).catch((error: unknown) => {
-          if (completion && hasCode(error, DIVISION_BY_ZERO)) throw new LeaseLostError();
+          if (completion && wroteNothing(error)) throw new LeaseLostError();
           throw error;
         });
         return value;

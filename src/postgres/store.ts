@@ -61,13 +61,13 @@ import {
   type StoreExtras,
   type WorkEnding,
 } from '../store/seam.js';
-import { DIVISION_BY_ZERO } from './completion-errors.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
-import { driverErrorOf, hasCode } from './error-chain.js';
+import { driverErrorOf } from './error-chain.js';
 import { explainMissingFunctions } from './functions.js';
 import { heldKeys } from './held-keys.js';
 import { quoteLiteral } from './literal.js';
+import { completingStatement, wroteNothing } from './merged-completion.js';
 import { nodePgPool, type PoolStatement, poolStatement } from './pool-statements.js';
 import { poolTransactions } from './pool-transaction.js';
 import { retryingSerializationFailures } from './serialization.js';
@@ -252,15 +252,16 @@ export function postgresStore<Db extends AnyPgDatabase>(
 
   async function finishedOnPostgresJs(tx: AnyPgDatabase, finish: Finish): Promise<boolean> {
     const { completion } = finish.ending;
-    const undo =
-      completion.outcome === 'rolled_back' ? `rollback to savepoint ${WORK_SAVEPOINT}; ` : '';
-    const completing = `${undo}select 1 / (${merged.finish({ ...finish, completion }, quoteLiteral)})::int`;
+    const completing = completingStatement(
+      merged.finish({ ...finish, completion }, quoteLiteral),
+      completion.outcome,
+    );
     try {
       await simple(tx, completing);
       return true;
     } catch (error) {
-      // The division by zero of a completion that wrote nothing (as in pool-transaction.ts).
-      if (hasCode(error, DIVISION_BY_ZERO)) return false;
+      // A completion that wrote nothing (merged-completion.ts): nothing of ours may commit.
+      if (wroteNothing(error)) return false;
       throw error;
     }
   }
