@@ -56,9 +56,10 @@ export function openSqliteBench(): BenchDb<SqliteDatabase> {
 /**
  * The business write in the least a transaction that stores its result with it can be:
  * BEGIN IMMEDIATE, a look-up of the key, the write, one INSERT of the complete record, COMMIT
- * (bench/designs.ts, "one transaction, record written last"), on the store's own table.
+ * on the store's own table: bench/designs.ts measures it as "one transaction, record written
+ * last", and the framework cases' fresh floor (`insertWithRecord`) calls it.
  */
-function recordWrittenLast(db: SqliteDatabase) {
+export function recordWrittenLast(db: SqliteDatabase) {
   const c = db.$client;
   const begin = c.prepare('begin immediate');
   const commit = c.prepare('commit');
