@@ -27,6 +27,7 @@ import type { ConnectionLedger } from './ledger.js';
 import type { ConnectionLock } from './lock.js';
 import { verdictOn } from './row-verdict.js';
 import type { Statements } from './statements.js';
+import { undo } from './undo.js';
 
 export interface OneTransactionParts<Tx> {
   client: Database;
@@ -69,7 +70,7 @@ export function oneTransactionClaim<Tx>(parts: OneTransactionParts<Tx>) {
         const row = s.select.get(scope, key);
         const verdict = row ? verdictOn(row, fingerprint, at) : undefined;
         if (row && verdict === 'stands') {
-          end(client, s, level, 'undo');
+          undo(client, level);
           return { status: 'exists', record: toStoredRecord(request, row, at) };
         }
         // In flight, in this process only: no row is written until the work is done.
@@ -114,10 +115,10 @@ export function oneTransactionClaim<Tx>(parts: OneTransactionParts<Tx>) {
         // impossible, but the primary key decides, and nothing of ours may commit (S8).
         if (written !== 1) throw new LeaseLostError();
         ledger.wrote(tableName, request, level !== undefined);
-        end(client, s, level, 'commit');
+        commit(client, s, level);
         return { status: 'done', value: ending.value };
       } catch (error) {
-        end(client, s, level, 'undo');
+        undo(client, level);
         throw error;
       } finally {
         // In the same synchronous step as COMMIT or ROLLBACK: from here the table answers.
@@ -128,26 +129,8 @@ export function oneTransactionClaim<Tx>(parts: OneTransactionParts<Tx>) {
   };
 }
 
-/**
- * Ends the level: COMMIT (RELEASE for a savepoint), or rolls it back. A failing rollback
- * (SQLite may have rolled back on its own) must not replace the error the caller needs.
- */
-function end(
-  client: Database,
-  s: Statements,
-  level: string | undefined,
-  how: 'commit' | 'undo',
-): void {
-  if (how === 'commit') {
-    if (level) client.exec(`RELEASE ${level}`);
-    else s.commit.run();
-    return;
-  }
-  if (!client.inTransaction) return;
-  try {
-    if (level) client.exec(`ROLLBACK TO ${level}; RELEASE ${level}`);
-    else s.rollback.run();
-  } catch {
-    // The original error is rethrown by the caller.
-  }
+/** Ends the level: COMMIT, or RELEASE for a savepoint. */
+function commit(client: Database, s: Statements, level: string | undefined): void {
+  if (level) client.exec(`RELEASE ${level}`);
+  else s.commit.run();
 }

@@ -16,7 +16,6 @@ import type { SqliteIdempotencyTable } from './table.js';
 export interface Statements {
   begin: Statement;
   commit: Statement;
-  rollback: Statement;
   /** The one-transaction claim's work runs inside this savepoint, so a kept error can undo it. */
   workBegin: Statement;
   workEnd: Statement;
@@ -55,7 +54,6 @@ export function prepareStatements(client: Database, table: SqliteIdempotencyTabl
   return {
     begin: client.prepare('BEGIN IMMEDIATE'),
     commit: client.prepare('COMMIT'),
-    rollback: client.prepare('ROLLBACK'),
     workBegin: client.prepare(`SAVEPOINT ${WORK_SAVEPOINT}`),
     workEnd: client.prepare(`RELEASE ${WORK_SAVEPOINT}`),
     workUndo: client.prepare(`ROLLBACK TO ${WORK_SAVEPOINT}`),

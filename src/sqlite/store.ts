@@ -53,6 +53,7 @@ import {
   type SqliteIdempotencyTable,
   sqliteIdempotencyTable,
 } from './table.js';
+import { undo } from './undo.js';
 
 export interface SqliteStoreOptions {
   /**
@@ -319,22 +320,4 @@ function stands(record: StoredRecord): boolean {
 /** A time as the table stores it: whole milliseconds, as Drizzle's `timestamp_ms` would. */
 function millis(ms: number): number {
   return Math.trunc(ms);
-}
-
-/**
- * Rolls back after a failure. The work's error is what the caller needs, so a failing
- * rollback (SQLite may already have rolled back on its own) must not replace it.
- */
-function undo(client: Database, savepoint: string | undefined): void {
-  if (!client.inTransaction) return;
-  try {
-    if (savepoint) {
-      client.exec(`ROLLBACK TO ${savepoint}`);
-      client.exec(`RELEASE ${savepoint}`);
-    } else {
-      client.exec('ROLLBACK');
-    }
-  } catch {
-    // Nothing better to do: the original error is rethrown by the caller.
-  }
 }
