@@ -22,6 +22,7 @@ const BASELINES: Record<string, string> = {
   'trpc.query-plugin': 'trpc.query-plain',
   'floor.insert-tx': 'floor.insert',
   'floor.store': 'floor.insert',
+  'floor.design': 'floor.insert',
   'core.fresh': 'floor.insert',
   'core.replay': 'floor.insert',
   'peer-memory.fresh': 'floor.insert',
@@ -37,6 +38,7 @@ const POSTGRES_BASELINES: Record<string, string> = {
   'trpc.fresh': 'trpc.unguarded-tx',
   'trpc.replay': 'trpc.unguarded-tx',
   'trpc.replay-floor': 'trpc.unguarded-tx',
+  'floor.design': 'floor.insert-tx',
   'core.fresh': 'floor.insert-tx',
   'core.replay': 'floor.insert-tx',
 };

@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     },
     cases,
     http: httpResults,
-    goals: checkGoals(cases, httpResults, designs),
+    goals: checkGoals(cases, httpResults),
     designs,
   };
   publish(report);

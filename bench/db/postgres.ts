@@ -10,6 +10,7 @@ import { integer, pgTable, serial, text } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { functionNames } from '../../src/postgres/functions.js';
 import { migratePostgres, type PgTransactionOf, postgresStore } from '../../src/postgres/index.js';
+import { designStatements } from './design-statements.js';
 import type { BenchDb } from './types.js';
 
 export const DATABASE_URL =
@@ -81,6 +82,7 @@ export function postgresBenchDb(
   type Tx = PgTransactionOf<NodePgDb>;
   const payments = paymentsTable(tables.payments);
   const store = postgresStore(db, { table: tables.records });
+  const designs = designStatements(pool, tables);
 
   const write = async (handle: NodePgDb | Tx, amount: number) => {
     const rows = await handle
@@ -97,6 +99,7 @@ export function postgresBenchDb(
     insert: (amount) => write(db, amount),
     insertTx: (tx, amount) => write(tx, amount),
     insertInTransaction: (amount) => db.transaction((tx) => write(tx, amount)),
+    freshDesign: (key) => designs.oneTransactionMerged(key),
     roundTrip: () => pool.query('select 1'),
     roundTripDrizzle: () => db.execute(sql`select 1`),
     close,

@@ -44,6 +44,7 @@ export function openSqliteBench(): BenchDb<SqliteDatabase> {
     insertTx: async (tx, amount) => writePayment(tx, amount),
     insertInTransaction: async (amount) => db.transaction((tx) => writePayment(tx, amount)),
     insertWithRecord: async (amount, key) => withRecord(amount, key),
+    freshDesign: async (key) => withRecord(42, key),
     roundTrip: async () => selectOne.get(),
     roundTripDrizzle: async () => db.get(sql`select 1`),
     close: async () => {

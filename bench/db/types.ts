@@ -18,6 +18,15 @@ export interface BenchDb<Tx = unknown> {
    * measure a fresh call's floor with it.
    */
   insertWithRecord?(amount: number, key: string): Promise<number>;
+  /**
+   * A fresh call's design floor, timed in the same rounds as the guarded calls (the goals
+   * check the core's fresh call against it): the same insert with the cheapest fresh design's
+   * statements around it, sent raw, no library code between them. SQLite: "record written
+   * last" (`insertWithRecord`); Postgres: the shipped one-transaction statements in three
+   * round trips, as the store sends them on a node-postgres Pool (bench/designs.ts measures
+   * every design, in a group of its own).
+   */
+  freshDesign(key: string): Promise<unknown>;
   /** One database round trip on the raw driver (`SELECT 1`), to read the other times by. */
   roundTrip(): Promise<unknown>;
   /** The same `SELECT 1` through Drizzle, to show what the ORM adds per statement. */
