@@ -15,8 +15,8 @@
  * `best`: for the adapters' replays, the same mutation on a server without the plugin that
  * only reads the record (`<surface>.replay-floor`); for the adapters' SQLite fresh calls, the
  * same mutation whose resolver writes its row and a complete record in one transaction
- * (`<surface>.fresh-floor`); for the core's fresh call on either database, the cheapest fresh
- * design's raw statements around the same insert (`floor.design`, timed in the same rounds as
+ * (`<surface>.fresh-floor`); for the core's fresh call on either database, a fresh design's
+ * raw statements around the same insert (`floor.design`, timed in the same rounds as
  * `core.fresh`: a floor from another group of rounds can land above the guarded call it is
  * meant to bound, as one run's did); for HTTP, the servers that send
  * the two cheapest designs' statements with no guard at all (`design-*`, the better of the two).
@@ -50,8 +50,9 @@ export function checkGoals(
   /**
    * The check with its floor, when the run has that case: its value against the same
    * baseline. The floors are timed in the same rounds as the cases they bound:
-   * - `<db>.floor.design`, a core fresh goal's: the cheapest fresh design's raw statements
-   *   around the same insert; the library's own code cannot take a fresh call below it;
+   * - `<db>.floor.design`, a core fresh goal's: a fresh design's raw statements around the
+   *   same insert (bench/db/types.ts, `freshDesign`); the library's own code cannot take a
+   *   fresh call below it;
    * - `<db>.<surface>.fresh-floor`, an adapter's fresh goal's: the same mutation on a server
    *   without the library whose resolver writes its row and a complete record in one
    *   transaction, as cheaply as a design can;

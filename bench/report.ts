@@ -30,7 +30,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'floor.round-trip-drizzle': '`SELECT 1` through Drizzle',
   'floor.store': "store floor: the store's claimAndRun around the insert, no guard",
   'floor.design':
-    "design floor: the cheapest fresh design's raw statements around the insert, no library code (SQLite: record written last; Postgres: the shipped statements, three round trips)",
+    "design floor: a fresh design's raw statements around the insert, no library code (SQLite: record written last, the cheapest design; Postgres: the shipped statements, three round trips)",
   'core.fresh': '`guard.run`, fresh key (no framework)',
   'core.replay': '`guard.run`, replay (no framework)',
   'peer-memory.fresh': '@node-idempotency/core, memory storage, fresh key',
@@ -215,12 +215,12 @@ as the guarded call and against the same baseline: for a replay through an adapt
 mutation on a server without the library whose resolver only reads the record
 (\`replay-floor\`); for a fresh call through an adapter on SQLite, the same mutation whose
 resolver writes its row and a complete record in one transaction (\`fresh-floor\`); for the
-core's fresh call, the cheapest fresh design's raw statements around the same insert
-(\`floor.design\`: on SQLite "record written last", on Postgres the shipped statements in
-three round trips; "Floors" below has every design, timed in rounds of their own); for HTTP,
-the better of the two servers that send the cheapest designs' statements with no guard at all
-(\`design-*\`). Where it is out of reach, so is the goal, whatever the library's own code
-costs.
+core's fresh call, a fresh design's raw statements around the same insert
+(\`floor.design\`: on SQLite "record written last", the cheapest design; on Postgres the
+shipped statements in three round trips; "Floors" below has every design, timed in rounds of
+their own); for HTTP, the better of the two servers that send the cheapest designs'
+statements with no guard at all (\`design-*\`). Where it is out of reach, so is the goal,
+whatever the library's own code costs.
 
 ${goalsTable(report.goals)}
 

@@ -20,11 +20,12 @@ export interface BenchDb<Tx = unknown> {
   insertWithRecord?(amount: number, key: string): Promise<number>;
   /**
    * A fresh call's design floor, timed in the same rounds as the guarded calls (the goals
-   * check the core's fresh call against it): the same insert with the cheapest fresh design's
-   * statements around it, sent raw, no library code between them. SQLite: "record written
-   * last" (`insertWithRecord`); Postgres: the shipped one-transaction statements in three
-   * round trips, as the store sends them on a node-postgres Pool (bench/designs.ts measures
-   * every design, in a group of its own).
+   * check the core's fresh call against it): the same insert with a fresh design's statements
+   * around it, sent raw, no library code between them. SQLite: "record written last"
+   * (`insertWithRecord`), the cheapest design that stores the result with the write; Postgres:
+   * the shipped one-transaction statements in three round trips, as the store sends them on a
+   * node-postgres Pool, so what the store and the guard add is read off against them
+   * (bench/designs.ts measures every design, in rounds of its own).
    */
   freshDesign(key: string): Promise<unknown>;
   /** One database round trip on the raw driver (`SELECT 1`), to read the other times by. */
