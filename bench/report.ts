@@ -299,7 +299,12 @@ How to read it against the goals:
   the WAL and, at the next checkpoint, in the file. "Record written last" is the least any
   design that stores the result with the business write can do; the store's own code (its
   queue, the in-process ledger, the transaction handle it hands the work) and the guard's come
-  on top ("floor.store" and "core.fresh" in the goals table).
+  on top ("floor.store" and "core.fresh" in the goals table). Through an adapter the work is
+  the framework's own resolver chain, and it runs in an AsyncLocalStorage context, so that a
+  guarded call nested in it joins its transaction instead of waiting for it (SPEC S23). On
+  Node 20 and 22 such a context makes every promise slower while it is open: \`npx tsx
+  bench/profile.ts unguarded\` times the unguarded mutation inside one
+  (\`unguarded-in-context\`) beside it, in CPU time.
 
 ## Next to the peer
 
