@@ -70,11 +70,17 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
   pool.on('connect', (client) => client.on('notice', () => {}));
   const tables = benchTables('designs');
   await createTables(db, tables);
-  const bench = postgresBenchDb(pool, db, tables, async () => {
-    await dropTables(db, tables);
-    await pool.end();
-  });
   const raw = designStatements(pool, tables);
+  const bench = postgresBenchDb(
+    pool,
+    db,
+    tables,
+    async () => {
+      await dropTables(db, tables);
+      await pool.end();
+    },
+    raw,
+  );
   const drizzle = drizzleDesignStatements(tables);
 
   const fresh = (label: string, design: (key: string) => Promise<unknown>) => () =>

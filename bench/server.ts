@@ -52,9 +52,9 @@ if (cluster.isPrimary) {
   for (let i = 0; i < workers; i++) cluster.fork();
 } else {
   const { pool, db } = nodePgDb(POOL_SIZE);
-  const bench = postgresBenchDb(pool, db, tables, () => pool.end());
-  const { plain, guarded } = yogaApps(bench, { plain: '/plain', guarded: '/graphql' });
   const designs = designStatements(pool, tables);
+  const bench = postgresBenchDb(pool, db, tables, () => pool.end(), designs);
+  const { plain, guarded } = yogaApps(bench, { plain: '/plain', guarded: '/graphql' });
   // The plain server, its business write replaced by a design's statements.
   const designServer = (path: string, design: (key: string) => Promise<unknown>) => {
     const db: BenchDb = {

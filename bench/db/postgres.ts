@@ -6,11 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import { integer, pgTable, serial, text } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { functionNames } from '../../src/postgres/functions.js';
 import { migratePostgres, type PgTransactionOf, postgresStore } from '../../src/postgres/index.js';
 import { designStatements } from './design-statements.js';
+import { paymentsTable } from './postgres-payments.js';
 import type { BenchDb } from './types.js';
 
 export const DATABASE_URL =
@@ -20,14 +20,6 @@ export const DATABASE_URL =
 export function benchTables(prefix = 'bench') {
   const records = `${prefix}_${randomBytes(5).toString('hex')}`;
   return { records, payments: `${records}_payments` };
-}
-
-export function paymentsTable(name: string) {
-  return pgTable(name, {
-    id: serial('id').primaryKey(),
-    amount: integer('amount').notNull(),
-    note: text('note'),
-  });
 }
 
 /** Creates the records table (shipped migration) and the business table. */
@@ -78,11 +70,12 @@ export function postgresBenchDb(
   db: NodePgDb,
   tables: ReturnType<typeof benchTables>,
   close: () => Promise<void>,
+  /** The designs' statements on the same pool and tables, for `freshDesign`: pass your own if you have them. */
+  designs = designStatements(pool, tables),
 ): BenchDb<PgTransactionOf<NodePgDb>> {
   type Tx = PgTransactionOf<NodePgDb>;
   const payments = paymentsTable(tables.payments);
   const store = postgresStore(db, { table: tables.records });
-  const designs = designStatements(pool, tables);
 
   const write = async (handle: NodePgDb | Tx, amount: number) => {
     const rows = await handle
