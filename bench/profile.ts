@@ -31,10 +31,13 @@ const floor = await floorCases(db);
 const noop = { ...db, insert: async () => 0 };
 /** Disabled after each call, as the store's is whenever no transaction is open. */
 const context = new AsyncLocalStorage<object>();
+/** Each surface's apps once: the bench's cases and the in-context one time the same server. */
+const graphql = graphqlSurface(db);
+const trpc = trpcSurface(db);
 const cases: TimedCase[] = [
   ...floor.cases.filter((item) => !item.id.startsWith('peer')),
-  ...(await surfaceCases(graphqlSurface(db))),
-  ...(await surfaceCases(trpcSurface(db))),
+  ...(await surfaceCases(graphql)),
+  ...(await surfaceCases(trpc)),
   ...[graphqlSurface(noop), trpcSurface(noop)].map((surface) => ({
     id: `${surface.id}.unguarded-noop`,
     run: async () => {
@@ -42,7 +45,7 @@ const cases: TimedCase[] = [
       await response.text();
     },
   })),
-  ...[graphqlSurface(db), trpcSurface(db)].map((surface) => ({
+  ...[graphql, trpc].map((surface) => ({
     id: `${surface.id}.unguarded-in-context`,
     run: async () => {
       try {

@@ -2,8 +2,8 @@
  * No framework: the one-row insert alone (autocommit and in a transaction of its own), one
  * round trip (`SELECT 1`), the store's own statements around the insert (the one-transaction
  * claim where the store has it, else claim, fenced transaction, complete: the floor of what
- * any guarded call costs), the cheapest fresh design's raw statements around it
- * (`floor.design`, the core fresh goal's floor), the guard's `run` with a
+ * any guarded call costs), a fresh design's raw statements around it (`floor.design`, the
+ * core fresh goal's floor; bench/db/types.ts says which), the guard's `run` with a
  * fresh key and a replay, and the peer doing the same with each of its storages.
  */
 import { createGuard, fingerprint } from '../../src/index.js';
