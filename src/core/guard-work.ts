@@ -22,6 +22,7 @@ import type { GuardResult } from './guard.js';
 import { isRollback, type Rollback } from './rollback.js';
 import {
   type ClaimedRun,
+  claimedRun,
   claimRequest,
   type Found,
   type Run,
@@ -43,12 +44,7 @@ export async function runUnderLease<Tx, T>(
   report(run, claim.takenOver ? 'taken-over' : 'claimed');
   const { scope, key } = run.call;
   const fence = { scope, key, token: claim.token };
-  const claimed: ClaimedRun<Tx, T> = {
-    ...run,
-    fence,
-    storedResult: undefined,
-    release: () => releaseQuietly(run, fence),
-  };
+  const claimed = claimedRun(run, fence, () => releaseQuietly(run, fence));
   let outcome: { value: T };
   try {
     outcome = await run.guard.store.transaction(claimed.fence, (tx) => workAndStore(claimed, tx));
@@ -95,12 +91,11 @@ async function runWork<Tx, T>(run: ClaimedRun<Tx, T>, tx: Tx): Promise<T | Rollb
  */
 export async function claimAndRun<Tx, T>(run: Run<Tx, T>): Promise<Found<T>> {
   const { guard, call } = run;
-  const claimed: ClaimedRun<Tx, T> = {
-    ...run,
-    fence: { scope: call.scope, key: call.key, token: '' },
-    storedResult: undefined,
-    release: async () => {},
-  };
+  const claimed = claimedRun(
+    run,
+    { scope: call.scope, key: call.key, token: '' },
+    releasedByRollback,
+  );
   let started = false;
   let kept: { value: T } | undefined;
   const store = guard.store as Required<Pick<IdempotencyStore<Tx>, 'claimAndRun'>>;
@@ -230,6 +225,9 @@ async function storeKeptAnswer<Tx, T>(run: ClaimedRun<Tx, T>, result: string): P
     throw storeUnavailable(run.keyHash, error, [run.fence.key, result]);
   }
 }
+
+/** Under `claimAndRun` a rollback freed the key already: nothing to release. */
+async function releasedByRollback(): Promise<void> {}
 
 async function releaseQuietly<Tx, T>(run: Run<Tx, T>, fence: Fence): Promise<void> {
   try {
