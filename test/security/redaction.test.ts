@@ -2,8 +2,9 @@
  * SPEC S26: nothing a user logs from our errors carries the raw key or the stored result.
  * Drizzle lists every bound parameter in its query errors, pg's `detail` and a trigger's
  * message can hold row values, postgres.js keeps `parameters`: each store failure path is
- * triggered for real, on node-postgres, postgres.js and SQLite, every error is printed the
- * ways apps print them, and the output is searched for the key and the result.
+ * triggered for real, on node-postgres and postgres.js (each also on sessions defaulting to
+ * SERIALIZABLE), PGlite and SQLite, every error is printed the ways apps print them, and the
+ * output is searched for the key and the result.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
@@ -154,14 +155,36 @@ function postgresTriggers(table: string): string[] {
   ];
 }
 
-/** The three drivers; PGlite runs in process (one connection, no network to lose). */
+/**
+ * The three drivers, and the two that reach a server again on sessions defaulting to
+ * SERIALIZABLE (S24: the store's statements fail the same way under a stricter default, and
+ * are scrubbed the same way). PGlite runs in process (one connection, no network to lose).
+ */
+const serializable =
+  (create: typeof createNodePgDb | typeof createPostgresJsDb) =>
+  (options: TestDbOptions = {}) =>
+    create({ ...options, defaultIsolation: 'serializable' });
 const drivers = [
   { driver: 'node-postgres', createDb: createNodePgDb, inProcess: false },
   { driver: 'postgres.js', createDb: createPostgresJsDb, inProcess: false },
+  {
+    driver: 'node-postgres, default serializable',
+    createDb: serializable(createNodePgDb),
+    inProcess: false,
+    isolation: 'serializable',
+  },
+  {
+    driver: 'postgres.js, default serializable',
+    createDb: serializable(createPostgresJsDb),
+    inProcess: false,
+    isolation: 'serializable',
+  },
   { driver: 'PGlite', createDb: (_: TestDbOptions = {}) => createPgliteDb(), inProcess: true },
 ] as const;
 
-for (const { driver, createDb, inProcess } of drivers) {
+for (const driverCase of drivers) {
+  const { driver, createDb, inProcess } = driverCase;
+  const isolation = 'isolation' in driverCase ? driverCase.isolation : undefined;
   const skip = !inProcess && !pg.realPostgres;
   describe.skipIf(skip)(
     `S26 on ${driver}: store errors carry no raw key or result ${skip ? pg.skipReason : ''}`,
@@ -178,6 +201,15 @@ for (const { driver, createDb, inProcess } of drivers) {
         await db.execute(sql.raw(`drop function if exists ${table}_fail()`));
         await close();
       });
+
+      if (isolation) {
+        // Without this the cases below could pass on the server's default and prove nothing.
+        it(`S24: the sessions default to ${isolation}`, async () => {
+          const result = await db.execute(sql.raw('show default_transaction_isolation'));
+          const rows = Array.isArray(result) ? result : (result as { rows: unknown[] }).rows;
+          expect(rows[0]).toEqual({ default_transaction_isolation: isolation });
+        });
+      }
 
       it('S26, S15: a failed claim answers 503 with the SQLSTATE, and prints no key', async () => {
         await ready;
