@@ -13,13 +13,14 @@
  *
  * Where the same run measured what no guarded call could beat, the check carries it as its
  * `best`: for the adapters' replays, the same mutation on a server without the plugin that
- * only reads the record (`<surface>.replay-floor`); for the adapters' SQLite fresh calls, the
- * same mutation whose resolver writes its row and a complete record in one transaction
- * (`<surface>.fresh-floor`); for the core's fresh call on either database, a fresh design's
- * raw statements around the same insert (`floor.design`, timed in the same rounds as
- * `core.fresh`: a floor from another group of rounds can land above the guarded call it is
- * meant to bound, as one run's did); for HTTP, the servers that send
- * the two cheapest designs' statements with no guard at all (`design-*`, the better of the two).
+ * only reads the record (`<surface>.replay-floor`); for the adapters' fresh calls, the same
+ * mutation whose resolver writes its row and a complete record in one transaction with a
+ * fresh design's raw statements (`<surface>.fresh-floor`); for the core's fresh call on
+ * either database, a fresh design's raw statements around the same insert (`floor.design`,
+ * timed in the same rounds as `core.fresh`: a floor from another group of rounds can land
+ * above the guarded call it is meant to bound, as one run's did); for HTTP, the servers that
+ * send the two cheapest designs' statements with no guard at all (`design-*`, the better of
+ * the two).
  * A goal whose bound is out of reach cannot be met by cutting the library's own code.
  *
  * The peer (@node-idempotency/core) is compared in the report, not held to a goal: it does
@@ -55,7 +56,7 @@ export function checkGoals(
    *   fresh call below it;
    * - `<db>.<surface>.fresh-floor`, an adapter's fresh goal's: the same mutation on a server
    *   without the library whose resolver writes its row and a complete record in one
-   *   transaction, as cheaply as a design can;
+   *   transaction with a fresh design's raw statements (bench/db/types.ts, `insertWithRecord`);
    * - `<db>.<surface>.replay-floor`, an adapter's replay goal's: the same mutation on a server
    *   without the library whose resolver only reads the record.
    */

@@ -11,7 +11,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'graphql.replay-floor':
     'the replay floor: the mutation without the plugin, its resolver only reading the record',
   'graphql.fresh-floor':
-    'the fresh floor: the mutation without the plugin, its resolver writing the row and a complete record in one transaction',
+    "the fresh floor: the mutation without the plugin, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
   'graphql.query-plain': 'GraphQL query, server without the plugin',
   'graphql.query-plugin': 'GraphQL query, server with the plugin (pass-through)',
   'trpc.unguarded': 'tRPC mutation (1 insert), no middleware',
@@ -21,7 +21,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'trpc.replay-floor':
     'the replay floor: the mutation without the middleware, its resolver only reading the record',
   'trpc.fresh-floor':
-    'the fresh floor: the mutation without the middleware, its resolver writing the row and a complete record in one transaction',
+    "the fresh floor: the mutation without the middleware, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
   'trpc.query-plain': 'tRPC query, router without the middleware',
   'trpc.query-plugin': 'tRPC query, router with guarded mutations (pass-through)',
   'floor.insert': 'the insert alone (autocommit), no framework',
@@ -213,12 +213,12 @@ Each goal is a ratio of two medians (or two throughputs) from the same run:
 "Best possible (same run)" is what no guarded call could beat, measured in the same rounds
 as the guarded call and against the same baseline: for a replay through an adapter, the same
 mutation on a server without the library whose resolver only reads the record
-(\`replay-floor\`); for a fresh call through an adapter on SQLite, the same mutation whose
-resolver writes its row and a complete record in one transaction (\`fresh-floor\`); for the
-core's fresh call, a fresh design's raw statements around the same insert
-(\`floor.design\`: on SQLite "record written last", the cheapest design; on Postgres the
-shipped statements in three round trips; "Floors" below has every design, timed in rounds of
-their own); for HTTP, the better of the two servers that send the cheapest designs'
+(\`replay-floor\`); for a fresh call through an adapter, the same mutation whose resolver
+writes its row and a complete record in one transaction with the same raw statements as
+\`floor.design\` (\`fresh-floor\`); for the core's fresh call, a fresh design's raw
+statements around the same insert (\`floor.design\`: on SQLite "record written last", the
+cheapest design; on Postgres the shipped statements in three round trips; "Floors" below has
+every design, timed in rounds of their own); for HTTP, the better of the two servers that send the cheapest designs'
 statements with no guard at all (\`design-*\`). Where it is out of reach, so is the goal,
 whatever the library's own code costs.
 

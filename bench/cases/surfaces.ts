@@ -10,9 +10,9 @@
  * replay through the framework goes through at least this: the request, the framework's
  * handling of a mutation and its answer, and one read of the record.
  *
- * And, where the database has `insertWithRecord` (SQLite), the fresh call's floor: the same
+ * And, where the database has `insertWithRecord` (both do), the fresh call's floor: the same
  * mutation on a server without the plugin whose resolver writes its row and a complete record
- * in one transaction, as cheaply as any design can (bench/designs.ts, "record written last").
+ * in one transaction with a fresh design's raw statements (bench/db/types.ts says which).
  */
 
 import type { StoreExtras } from '../../src/store/index.js';
@@ -59,8 +59,8 @@ function readingDb<Tx>(db: BenchDb<Tx>, replayKey: string): BenchDb<Tx> {
 }
 
 /**
- * The database whose business write also stores a complete record under a fresh key, as
- * cheaply as a design can (`insertWithRecord`): the plain servers built on it answer the
+ * The database whose business write also stores a complete record under a fresh key with a
+ * design's raw statements (`insertWithRecord`): the plain servers built on it answer the
  * mutation at a fresh call's floor. `undefined` where the database has no such write.
  */
 function recordingDb<Tx>(db: BenchDb<Tx>): BenchDb<Tx> | undefined {

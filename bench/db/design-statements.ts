@@ -36,13 +36,17 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
   const payments = paymentsTable(tables.payments);
   const dialect = new PgDialect();
   /** The business write, as the baseline makes it (see above), on `client`'s transaction. */
-  const insertPayment = (client: pg.PoolClient) => {
+  const insertPayment = async (client: pg.PoolClient, amount = 42): Promise<number> => {
     const tx = new NodePgTransaction(
       dialect,
       new NodePgSession(client, dialect, undefined),
       undefined,
     );
-    return tx.insert(payments).values({ amount: 42, note: 'bench' }).returning({ id: payments.id });
+    const rows = await tx
+      .insert(payments)
+      .values({ amount, note: 'bench' })
+      .returning({ id: payments.id });
+    return rows[0]!.id;
   };
   const claim = `select * from "${t}_claim"($1, $2, 'f', 'pay', 'tok', 30000, 86400000, true)`;
   const begin = 'begin isolation level read committed';
@@ -68,10 +72,10 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
   const finishAndCommit = (key: string) =>
     `select 1 / ("${t}_finish"('bench', ${literal(key)}, 'f', 'pay', 'tok', false, 'committed', '{"id":1}', 86400000))::int; commit`;
 
-  async function onOneClient(steps: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  async function onOneClient<T>(steps: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
     try {
-      await steps(client);
+      return await steps(client);
     } finally {
       client.release();
     }
@@ -80,14 +84,16 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
   /**
    * A merged design in three round trips, as many as the baseline: `first(key)` (whatever
    * the design sends up to and including its claim or lock), the insert, `last(key)` (the
-   * completion with COMMIT).
+   * completion with COMMIT). Resolves to the new row's id, as the baseline's insert does.
    */
   const threeTrips =
-    (first: (key: string) => string, last: (key: string) => string) => (key: string) =>
+    (first: (key: string) => string, last: (key: string) => string) =>
+    (key: string, amount?: number) =>
       onOneClient(async (c) => {
         await c.query(first(key));
-        await insertPayment(c);
+        const id = await insertPayment(c, amount);
         await c.query(last(key));
+        return id;
       });
 
   /**

@@ -92,6 +92,8 @@ export function postgresBenchDb(
     insert: (amount) => write(db, amount),
     insertTx: (tx, amount) => write(tx, amount),
     insertInTransaction: (amount) => db.transaction((tx) => write(tx, amount)),
+    // The design floor's statements with the insert's id, for the adapters' fresh floor.
+    insertWithRecord: (amount, key) => designs.oneTransactionMerged(key, amount),
     freshDesign: (key) => designs.oneTransactionMerged(key),
     roundTrip: () => pool.query('select 1'),
     roundTripDrizzle: () => db.execute(sql`select 1`),

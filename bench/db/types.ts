@@ -13,9 +13,11 @@ export interface BenchDb<Tx = unknown> {
   /** The same write in a transaction of its own (BEGIN, INSERT, COMMIT), no guard. */
   insertInTransaction(amount: number): Promise<number>;
   /**
-   * The same write with the least a stored result costs beside it, no guard and no store code
-   * (bench/designs.ts, "record written last"): where a database has it, the framework cases
-   * measure a fresh call's floor with it.
+   * The same write with a fresh design's statements around it, no guard and no store code,
+   * resolving to the row's id: the framework cases measure a fresh call's floor with it.
+   * SQLite: "record written last" (bench/designs.ts), the least a stored result costs beside
+   * the write; Postgres: the shipped one-transaction statements in three round trips, the
+   * same as `freshDesign`.
    */
   insertWithRecord?(amount: number, key: string): Promise<number>;
   /**
