@@ -3,6 +3,14 @@
  * case per round, so a burst of noise from the shared machine (another test suite, GC, the
  * database's checkpointer) lands on guarded and unguarded cases alike instead of on
  * whichever happened to run during it.
+ *
+ * No forced GC between rounds. The runtime collects garbage as each case makes it, as it does
+ * in a server. A forced full GC (`gc()` under `--expose-gc`, as this bench did until
+ * 2026-12-03) leaves the process slower for about half a second after it: the unguarded tRPC
+ * mutation on SQLite took about 210 µs per call in the 250 ms after one, 107 µs once settled.
+ * With a GC before every round, every in-process case was timed mostly in that state (the
+ * unguarded GraphQL mutation on SQLite: 482 µs median, against 174 µs without), and the
+ * ratios moved with how much each case allocates, not with what it costs a server.
  */
 import { performance } from 'node:perf_hooks';
 
@@ -29,8 +37,6 @@ export interface Stats {
   samples: number;
 }
 
-const gc = (globalThis as { gc?: () => void }).gc;
-
 /** Runs the group and returns each case's statistics, keyed by id. */
 export async function measureGroup(
   cases: readonly TimedCase[],
@@ -41,11 +47,7 @@ export async function measureGroup(
   }
   const samples = new Map<string, number[]>(cases.map((item) => [item.id, []]));
   for (let round = 0; round < options.rounds; round++) {
-    // Collect garbage between rounds, not during them, where the runtime allows. (Per batch
-    // would be cleaner but costs a full GC each time: a minute of a three-minute run.)
-    gc?.();
-    // Rotate the order each round so no case always runs first (cold caches) or last, and
-    // each case runs after a GC as often as any other.
+    // Rotate the order each round so no case always runs first (cold caches) or last.
     for (let i = 0; i < cases.length; i++) {
       const item = cases[(i + round) % cases.length]!;
       await batch(item, options.batchMs, samples.get(item.id)!);

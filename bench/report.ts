@@ -173,8 +173,10 @@ hand. Last run: ${report.generatedAt}, ${report.seconds.toFixed(0)} s.
 - In process, one call at a time: GraphQL through \`yoga.fetch\`, tRPC through
   \`fetchRequestHandler\`, and no framework at all. Every case of a database runs in the same
   ${report.settings.rounds} rounds, one ${report.settings.batchMs} ms batch per case per round, in
-  a rotating order, after ${report.settings.warmup} warm-up calls, with a forced GC before each
-  round, so that noise on a shared machine hits the guarded and the unguarded cases alike.
+  a rotating order, after ${report.settings.warmup} warm-up calls, so that noise on a shared
+  machine hits the guarded and the unguarded cases alike. No GC is forced: a forced full GC
+  slows the process down for about half a second after it (bench/measure.ts), which runs
+  before 2026-12-03 measured more than the cases themselves.
   Times are \`process.hrtime.bigint()\` per call; median and p99 over all samples.
 - The business operation is one \`INSERT\` of one row through Drizzle: on the database when
   unguarded (autocommit, and as \`unguarded-tx\` in a Drizzle transaction of its own),

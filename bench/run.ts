@@ -36,11 +36,6 @@ const http = quick
 async function main(): Promise<void> {
   const started = performance.now();
   const machineInfo = machine();
-  if (!(globalThis as { gc?: unknown }).gc) {
-    console.warn(
-      'bench: run with --expose-gc (npm run bench does) to collect garbage between batches',
-    );
-  }
 
   const cases: CaseResult[] = [];
   for (const open of [openSqliteBench, openPostgresBench] as const) {
