@@ -9,6 +9,13 @@
  * transaction, SPEC S23), and on Node 20 and 22 that makes every promise of the framework's
  * own request handling slower; the difference is that part of a fresh call's cost.
  *
+ * And each surface's guarded mutation over a store that keeps nothing (`guarded-no-store`):
+ * its `claimAndRun` only runs the work, whose insert commits on its own, with no transaction,
+ * no statement and no record of the store's. Against `unguarded`, that is what the adapter
+ * and the guard cost before any store does anything; `guarded-no-store-in-context` runs the
+ * work in an AsyncLocalStorage context as the SQLite store does, and `fresh` minus that is
+ * the SQLite store's own cost, its statements included.
+ *
  *   npx tsx bench/profile.ts [filter] [rounds]
  *   BENCH_PROFILE=out.cpuprofile npx tsx bench/profile.ts graphql.replay
  *                                      # the same, with a CPU profile of the timed calls
@@ -19,6 +26,7 @@ import { Session } from 'node:inspector/promises';
 import { floorCases } from './cases/floor.js';
 import { graphqlSurface, surfaceCases, trpcSurface } from './cases/surfaces.js';
 import { openSqliteBench } from './db/sqlite.js';
+import { freshKey } from './keys.js';
 import type { TimedCase } from './measure.js';
 
 const filter = process.argv[2] ?? '';
@@ -29,6 +37,30 @@ const CALLS = 200;
 const db = openSqliteBench();
 const floor = await floorCases(db);
 const noop = { ...db, insert: async () => 0 };
+/**
+ * The same database behind a store that keeps nothing: its `claimAndRun` runs the work (with
+ * no transaction handle: the insert commits on its own) and reports it done, optionally in
+ * `context`, as the SQLite store runs its work.
+ */
+function withoutStore(inContext: boolean): typeof db {
+  const claimAndRun = async <T>(
+    _request: unknown,
+    work: (tx: never, claim: { takenOver: boolean }) => Promise<{ value: T }>,
+  ) => {
+    const run = () => work(undefined as never, { takenOver: false });
+    try {
+      const { value } = await (inContext ? context.run({}, run) : run());
+      return { status: 'done' as const, value };
+    } finally {
+      if (inContext) context.disable();
+    }
+  };
+  return {
+    ...db,
+    store: { ...db.store, claimAndRun },
+    insertTx: (_tx, amount) => db.insert(amount),
+  };
+}
 /** Disabled after each call, as the store's is whenever no transaction is open. */
 const context = new AsyncLocalStorage<object>();
 /** Each surface's apps once: the bench's cases and the in-context one time the same server. */
@@ -45,6 +77,18 @@ const cases: TimedCase[] = [
       await response.text();
     },
   })),
+  ...[false, true].flatMap((inContext) =>
+    [graphqlSurface(withoutStore(inContext)), trpcSurface(withoutStore(inContext))].map(
+      (surface) => ({
+        id: `${surface.id}.guarded-no-store${inContext ? '-in-context' : ''}`,
+        run: async () => {
+          const response = await surface.guarded(surface.mutation(freshKey('no-store')));
+          const text = await response.text();
+          if (response.status !== 200) throw new Error(`${surface.id}: ${text}`);
+        },
+      }),
+    ),
+  ),
   ...[graphql, trpc].map((surface) => ({
     id: `${surface.id}.unguarded-in-context`,
     run: async () => {
@@ -89,12 +133,12 @@ try {
     session.disconnect();
   }
   // The lower quartile: noise from the shared machine only ever adds.
-  console.log(`${'case'.padEnd(30)} CPU µs per call (lower quartile, median of ${rounds} rounds)`);
+  console.log(`${'case'.padEnd(38)} CPU µs per call (lower quartile, median of ${rounds} rounds)`);
   for (const [id, values] of perCall) {
     values.sort((a, b) => a - b);
     const at = (q: number) => values[Math.floor(q * (values.length - 1))]!;
     console.log(
-      `${id.padEnd(30)} ${at(0.25).toFixed(1).padStart(8)} ${at(0.5).toFixed(1).padStart(8)}`,
+      `${id.padEnd(38)} ${at(0.25).toFixed(1).padStart(8)} ${at(0.5).toFixed(1).padStart(8)}`,
     );
   }
 } finally {
