@@ -175,8 +175,8 @@ hand. Last run: ${report.generatedAt}, ${report.seconds.toFixed(0)} s.
   ${report.settings.rounds} rounds, one ${report.settings.batchMs} ms batch per case per round, in
   a rotating order, after ${report.settings.warmup} warm-up calls, so that noise on a shared
   machine hits the guarded and the unguarded cases alike. No GC is forced: a forced full GC
-  slows the process down for about half a second after it (bench/measure.ts), which runs
-  before 2026-12-03 measured more than the cases themselves.
+  leaves the process about twice as slow for half a second (bench/measure.ts), so the runs
+  before 2026-12-03, which forced one before every round, timed mostly that state.
   Times are \`process.hrtime.bigint()\` per call; median and p99 over all samples.
 - The business operation is one \`INSERT\` of one row through Drizzle: on the database when
   unguarded (autocommit, and as \`unguarded-tx\` in a Drizzle transaction of its own),
