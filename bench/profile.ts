@@ -37,6 +37,8 @@ const CALLS = 200;
 const db = openSqliteBench();
 const floor = await floorCases(db);
 const noop = { ...db, insert: async () => 0 };
+/** Disabled after each call, as the store's is whenever no transaction is open. */
+const context = new AsyncLocalStorage<object>();
 /**
  * The same database behind a store that keeps nothing: its `claimAndRun` runs the work (with
  * no transaction handle: the insert commits on its own) and reports it done, optionally in
@@ -61,8 +63,6 @@ function withoutStore(inContext: boolean): typeof db {
     insertTx: (_tx, amount) => db.insert(amount),
   };
 }
-/** Disabled after each call, as the store's is whenever no transaction is open. */
-const context = new AsyncLocalStorage<object>();
 /** Each surface's apps once: the bench's cases and the in-context one time the same server. */
 const graphql = graphqlSurface(db);
 const trpc = trpcSurface(db);

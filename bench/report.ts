@@ -220,9 +220,9 @@ writes its row and a complete record in one transaction with the same raw statem
 \`floor.design\` (\`fresh-floor\`); for the core's fresh call, a fresh design's raw
 statements around the same insert (\`floor.design\`: on SQLite "record written last", the
 cheapest design; on Postgres the shipped statements in three round trips; "Floors" below has
-every design, timed in rounds of their own); for HTTP, the better of the two servers that send the cheapest designs'
-statements with no guard at all (\`design-*\`). Where it is out of reach, so is the goal,
-whatever the library's own code costs.
+every design, timed in rounds of their own); for HTTP, the better of the two servers that
+send the cheapest designs' statements with no guard at all (\`design-*\`). Where it is out of
+reach, so is the goal, whatever the library's own code costs.
 
 ${goalsTable(report.goals)}
 
