@@ -37,33 +37,45 @@ export interface Stats {
   samples: number;
 }
 
+/** A case's statistics in a group, with the median of each round's batch, round by round. */
+export interface GroupStats extends Stats {
+  rounds: number[];
+}
+
 /** Runs the group and returns each case's statistics, keyed by id. */
 export async function measureGroup(
   cases: readonly TimedCase[],
   options: GroupOptions,
-): Promise<Map<string, Stats>> {
+): Promise<Map<string, GroupStats>> {
   for (const item of cases) {
     for (let i = 0; i < options.warmup; i++) await item.run();
   }
   const samples = new Map<string, number[]>(cases.map((item) => [item.id, []]));
+  const rounds = new Map<string, number[]>(cases.map((item) => [item.id, []]));
   for (let round = 0; round < options.rounds; round++) {
     // Rotate the order each round so no case always runs first (cold caches) or last.
     for (let i = 0; i < cases.length; i++) {
       const item = cases[(i + round) % cases.length]!;
-      await batch(item, options.batchMs, samples.get(item.id)!);
+      const times = await batch(item, options.batchMs);
+      samples.get(item.id)!.push(...times);
+      rounds.get(item.id)!.push(summarize(times).median);
     }
   }
-  return new Map([...samples].map(([id, values]) => [id, summarize(values)]));
+  return new Map(
+    [...samples].map(([id, values]) => [id, { ...summarize(values), rounds: rounds.get(id)! }]),
+  );
 }
 
-async function batch(item: TimedCase, batchMs: number, into: number[]): Promise<void> {
+async function batch(item: TimedCase, batchMs: number): Promise<number[]> {
+  const times: number[] = [];
   const end = performance.now() + batchMs;
   // At least a few calls, so that a slow case still gets samples in every round.
   for (let calls = 0; calls < 3 || performance.now() < end; calls++) {
     const start = process.hrtime.bigint();
     await item.run();
-    into.push(Number(process.hrtime.bigint() - start) / 1000);
+    times.push(Number(process.hrtime.bigint() - start) / 1000);
   }
+  return times;
 }
 
 /** Median, p99 (nearest rank) and mean of microsecond samples. */

@@ -1,6 +1,6 @@
 /** Turns a run into the printed table, bench/results/*.json and docs/benchmarks.md. */
 import { designsTable } from './designs.js';
-import type { BenchReport, CaseResult, GoalCheck, HttpCaseResult } from './results.js';
+import type { BenchReport, CaseResult, GoalCheck, HttpCaseResult, Interval } from './results.js';
 
 /** What each case id means, for readers of the table. */
 const DESCRIPTIONS: Record<string, string> = {
@@ -12,6 +12,8 @@ const DESCRIPTIONS: Record<string, string> = {
     'the replay floor: the mutation without the plugin, its resolver only reading the record',
   'graphql.fresh-floor':
     "the fresh floor: the mutation without the plugin, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
+  'graphql.fresh-floor-adapter':
+    'the fresh floor through the least adapter: the same, behind a plugin that only runs the operation as any guarding one must (the transaction handle in the context; on SQLite in an AsyncLocalStorage frame, as the store runs guarded work)',
   'graphql.query-plain': 'GraphQL query, server without the plugin',
   'graphql.query-plugin': 'GraphQL query, server with the plugin (pass-through)',
   'trpc.unguarded': 'tRPC mutation (1 insert), no middleware',
@@ -22,6 +24,8 @@ const DESCRIPTIONS: Record<string, string> = {
     'the replay floor: the mutation without the middleware, its resolver only reading the record',
   'trpc.fresh-floor':
     "the fresh floor: the mutation without the middleware, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
+  'trpc.fresh-floor-adapter':
+    'the fresh floor through the least adapter: the same, behind a middleware that only runs the procedure as any guarding one must (the transaction handle in the context; on SQLite in an AsyncLocalStorage frame, as the store runs guarded work)',
   'trpc.query-plain': 'tRPC query, router without the middleware',
   'trpc.query-plugin': 'tRPC query, router with guarded mutations (pass-through)',
   'floor.insert': 'the insert alone (autocommit), no framework',
@@ -90,13 +94,19 @@ export function goalsTable(goals: readonly GoalCheck[]): string {
   ];
   for (const goal of goals) {
     const best = goal.best
-      ? `${goal.best.value.toFixed(2)}× (${goal.best.subject})${goal.best.reachable ? '' : ', **out of reach**'}`
+      ? `${ratio(goal.best.value, goal.best.interval)} (${goal.best.subject})${goal.best.reachable ? '' : ', **out of reach**'}`
       : '';
     lines.push(
-      `| ${goal.goal} | ${goal.subject} | ${goal.against} | ${goal.value.toFixed(2)}× | ${goal.met ? 'met' : '**not met**'} | ${best} | ${goal.note ?? ''} |`,
+      `| ${goal.goal} | ${goal.subject} | ${goal.against} | ${ratio(goal.value, goal.interval)} | ${goal.met ? 'met' : '**not met**'} | ${best} | ${goal.note ?? ''} |`,
     );
   }
   return lines.join('\n');
+}
+
+/** A ratio, with its interval where it has one: `1.38× (1.33-1.41)`. */
+function ratio(value: number, interval: Interval | undefined): string {
+  const text = `${value.toFixed(2)}×`;
+  return interval ? `${text} (${interval[0].toFixed(2)}-${interval[1].toFixed(2)})` : text;
 }
 
 /**
@@ -197,7 +207,7 @@ hand. Last run: ${report.generatedAt}, ${report.seconds.toFixed(0)} s.
 
 ## Goals
 
-Each goal is a ratio of two medians (or two throughputs) from the same run:
+Each goal is a ratio of two cases (or two throughputs) from the same run:
 
 - SQLite: a fresh guarded mutation costs at most 1.25× the unguarded one, through the core
   (\`guard.run\` against the bare insert) and through both adapters; a replay at most 0.7×
@@ -213,16 +223,36 @@ Each goal is a ratio of two medians (or two throughputs) from the same run:
 - Pass-through (queries on a server with the library, SPEC S17): at most 1.02×.
 
 "Best possible (same run)" is what no guarded call could beat, measured in the same rounds
-as the guarded call and against the same baseline: for a replay through an adapter, the same
-mutation on a server without the library whose resolver only reads the record
-(\`replay-floor\`); for a fresh call through an adapter, the same mutation whose resolver
-writes its row and a complete record in one transaction with the same raw statements as
-\`floor.design\` (\`fresh-floor\`); for the core's fresh call, a fresh design's raw
-statements around the same insert (\`floor.design\`: on SQLite "record written last", the
-cheapest design; on Postgres the shipped statements in three round trips; "Floors" below has
-every design, timed in rounds of their own); for HTTP, the better of the two servers that
-send the cheapest designs' statements with no guard at all (\`design-*\`). Where it is out of
-reach, so is the goal, whatever the library's own code costs.
+as the guarded call and against the same baseline. Where it is out of reach, so is the goal,
+whatever the library's own code costs.
+
+The in-process ratios here are paired by round (\`bench/interval.ts\`). The cases of a group
+run in the same rounds, so each round gives one ratio of the two cases' batch medians, and a
+burst of noise that slows a whole round lands on both sides of it. A goal's ratio is the
+median of those per-round ratios; the cases table further down divides the cases' overall
+medians instead, so the two can differ where the noise was uneven. In brackets: the middle
+95% of the same median over rounds drawn again with replacement, which is how far the ratio
+moves with the machine's noise. Where the brackets straddle a limit, another run could land
+on either side of it. A floor is called out of reach only when its brackets lie wholly past
+the limit.
+
+- A replay through an adapter: the same mutation on a server without the library whose
+  resolver only reads the record (\`replay-floor\`).
+- A fresh call through an adapter: the same mutation whose resolver writes its row and a
+  complete record in one transaction with the same raw statements as \`floor.design\`,
+  behind the least adapter (\`fresh-floor-adapter\`). That is a middleware or plugin that
+  only does what any guarding one must: wrap the mutation and hand its resolver a
+  transaction handle in the context. On SQLite it also runs the mutation in an
+  AsyncLocalStorage frame, as the store runs guarded work, so that a guarded call nested in
+  it joins its transaction instead of waiting for it (SPEC S23); on Node 20 every promise
+  made inside such a frame costs more. \`fresh-floor\` is the same resolver on the plain
+  server, for comparison.
+- The core's fresh call: a fresh design's raw statements around the same insert
+  (\`floor.design\`: on SQLite "record written last", the cheapest design; on Postgres the
+  shipped statements in three round trips; "Floors" below has every design, timed in rounds
+  of their own).
+- HTTP: the better of the two servers that send the cheapest designs' statements with no
+  guard at all (\`design-*\`).
 
 ${goalsTable(report.goals)}
 

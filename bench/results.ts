@@ -10,6 +10,11 @@ export interface CaseResult {
   median: number;
   p99: number;
   samples: number;
+  /**
+   * The median of each round's batch, in µs, round by round: the goal checks pair them with
+   * their baseline's to say how far a ratio moves with the machine's noise (interval.ts).
+   */
+  rounds?: number[];
   /** The case this one is compared with, and median ÷ its median. */
   baseline?: string;
   ratio?: number;
@@ -35,8 +40,13 @@ export interface GoalCheck {
   /** The case measured, and what it is compared with. */
   subject: string;
   against: string;
-  /** subject ÷ against: medians in process, requests/s over HTTP. */
+  /**
+   * subject ÷ against. In process, the median of the per-round ratios where the run kept each
+   * round's medians (interval.ts), else of the cases' medians; requests/s over HTTP.
+   */
   value: number;
+  /** In process, where the run kept each round's medians: `value`'s 95% interval (interval.ts). */
+  interval?: Interval;
   limit: number;
   /** 'at most' for costs (time), 'at least' for throughput. */
   bound: 'at most' | 'at least';
@@ -44,12 +54,15 @@ export interface GoalCheck {
   /** Shown beside the value: the p99s of an HTTP goal. */
   note?: string;
   /**
-   * `best`: the best any guarded call could do, measured in the same run against the same baseline:
-   * the least a replay through the framework costs (its `replay-floor` case), or the most
-   * throughput the cheapest designs leave over HTTP (the `design-*` servers).
+   * `best`: the best any guarded call could do, measured in the same run against the same
+   * baseline (bench/goals.ts says which case for which goal). `reachable` is false only when
+   * its whole interval, where it has one, is past the limit.
    */
-  best?: { subject: string; value: number; reachable: boolean };
+  best?: { subject: string; value: number; interval?: Interval; reachable: boolean };
 }
+
+/** A ratio's 95% interval: [low, high]. */
+export type Interval = [number, number];
 
 export interface BenchReport {
   generatedAt: string;

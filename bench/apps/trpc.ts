@@ -1,8 +1,8 @@
 /**
- * The tRPC app under test, three times, served by tRPC's fetch adapter: `plain` without the
- * library, `plainTx` the same with the insert in a transaction of its own, `guarded` with
- * `idempotency()` concatenated onto the mutation. superjson on all, as the package's README
- * wires it.
+ * The tRPC app under test, served by tRPC's fetch adapter: `plain` without the library,
+ * `plainTx` the same with the insert in a transaction of its own, `guarded` with
+ * `idempotency()` concatenated onto the mutation, and `leastAdapter`, the least any guarding
+ * middleware does (below). superjson on all, as the package's README wires it.
  */
 import { initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
@@ -50,8 +50,38 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
       })),
   });
 
+  /**
+   * The least a guarding middleware does, with no guard: a middleware concatenated onto the
+   * mutation, as `idempotency()` is, that hands the resolver a transaction handle in its context
+   * and runs it where the store runs guarded work (`db.workContext`). Built on a database whose
+   * `insert` stores a record too, it is the adapter's fresh floor (bench/cases/surfaces.ts).
+   */
+  const leastMiddleware = initTRPC
+    .create()
+    .procedure.use(({ next }) =>
+      db.workContext
+        ? db.workContext(() => next({ ctx: { idempotency: { tx: undefined } } }))
+        : next({ ctx: { idempotency: { tx: undefined } } }),
+    );
+  const leastAdapterRouter = t.router({
+    ping: t.procedure.query(() => 1),
+    pay: t.procedure
+      .input(payInput)
+      .concat(leastMiddleware)
+      .mutation(async ({ input }) => ({
+        id: await db.insert(input.amount),
+        amount: input.amount,
+      })),
+  });
+
   const serve =
-    (router: typeof plainRouter | typeof plainTxRouter | typeof guardedRouter) =>
+    (
+      router:
+        | typeof plainRouter
+        | typeof plainTxRouter
+        | typeof guardedRouter
+        | typeof leastAdapterRouter,
+    ) =>
     (req: Request): Promise<Response> =>
       fetchRequestHandler({
         endpoint: '/trpc',
@@ -63,6 +93,7 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
     plain: serve(plainRouter),
     plainTx: serve(plainTxRouter),
     guarded: serve(guardedRouter),
+    leastAdapter: serve(leastAdapterRouter),
   };
 }
 

@@ -1,12 +1,13 @@
 /**
- * The GraphQL app under test, three times: `plain` is the server an app would have without
- * the library, `plainTx` the same with the insert in a transaction of its own (what a
- * careful app does without the library), `guarded` the same schema and resolvers with
- * `useIdempotency` installed. The one mutation inserts one row: through the guard's
- * transaction when guarded, on the database itself (autocommit, or in its own Drizzle
- * transaction) when not.
+ * The GraphQL app under test: `plain` is the server an app would have without the library,
+ * `plainTx` the same with the insert in a transaction of its own (what a careful app does
+ * without the library), `guarded` the same schema and resolvers with `useIdempotency`
+ * installed, and `leastAdapter` the least any guarding plugin does (below). The one mutation
+ * inserts one row: through the guard's transaction when guarded, on the database itself
+ * (autocommit, or in its own Drizzle transaction) when not.
  */
-import { createSchema, createYoga } from 'graphql-yoga';
+import type { ExecutionArgs } from 'graphql';
+import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import {
   type IdempotencyContext,
   idempotentDirectiveTypeDefs,
@@ -78,7 +79,33 @@ export function yogaApps<Tx>(
     // A constant scope: one tenant, and no start-up warning about the global scope.
     plugins: [useIdempotency<Tx>({ guard, scope: () => 'bench' })],
   });
-  return { plain, plainTx, guarded };
+  const leastAdapter = createYoga<Context>({
+    schema: schema(db),
+    logging: false,
+    graphqlEndpoint: endpoints.plain,
+    plugins: [leastPlugin(db)],
+  });
+  return { plain, plainTx, guarded, leastAdapter };
+}
+
+/**
+ * The least a guarding plugin does, with no guard: it replaces the execution, as
+ * `useIdempotency` does, to hand the resolvers a transaction handle in the context and run
+ * the operation where the store runs guarded work (`db.workContext`). Built on a database
+ * whose `insert` stores a record too, it is the adapter's fresh floor (bench/cases/surfaces.ts).
+ * The handle is a stand-in, so the resolver writes as an unguarded one does.
+ */
+function leastPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
+  return {
+    onExecute({ executeFn, setExecuteFn }) {
+      setExecuteFn((args: ExecutionArgs) => {
+        const context = args.contextValue as Context;
+        context.leastAdapter = { tx: undefined };
+        const run = async () => executeFn(args);
+        return db.workContext ? db.workContext(run) : run();
+      });
+    },
+  };
 }
 
 /** The POST body of the mutation, the same for every call (so one fingerprint per key). */

@@ -2,6 +2,7 @@
  * The SQLite benchmark database: a real file (WAL, as the store configures it) in a temp
  * directory, not `:memory:`, because that is what a development setup writes to.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,7 @@ export function openSqliteBench(): BenchDb<SqliteDatabase> {
     insertInTransaction: async (amount) => db.transaction((tx) => writePayment(tx, amount)),
     insertWithRecord: async (amount, key) => withRecord(amount, key),
     freshDesign: async (key) => withRecord(42, key),
+    workContext: inFrame,
     roundTrip: async () => selectOne.get(),
     roundTripDrizzle: async () => db.get(sql`select 1`),
     close: async () => {
@@ -52,6 +54,24 @@ export function openSqliteBench(): BenchDb<SqliteDatabase> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The bench's own frame, as the store's: entered per call, disabled once no call is in it. */
+const frame = new AsyncLocalStorage<object>();
+let framed = 0;
+
+/**
+ * Runs `work` in an AsyncLocalStorage frame the way the SQLite store runs guarded work: on
+ * Node 20 and 22 every promise made while one is enabled costs more, so the store disables
+ * its own whenever no transaction is open (src/sqlite/lock.ts), and this one likewise.
+ */
+async function inFrame<T>(work: () => Promise<T>): Promise<T> {
+  framed++;
+  try {
+    return await frame.run({}, work);
+  } finally {
+    if (--framed === 0) frame.disable();
+  }
 }
 
 /**
