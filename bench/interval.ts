@@ -8,6 +8,7 @@
  *
  * The draws come from a fixed seed, so the same rounds always give the same interval.
  */
+import { mulberry32 } from './random.js';
 import type { Interval } from './results.js';
 
 /** Resamples per interval: enough for stable 2.5% and 97.5% points. */
@@ -54,16 +55,4 @@ function median(values: Float64Array): number {
 /** The value at `q` of sorted values, by nearest rank. */
 function quantile(sorted: Float64Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
-
-/** A small seeded generator of uniform numbers in [0, 1) (mulberry32). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

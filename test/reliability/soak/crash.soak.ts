@@ -7,6 +7,7 @@
  * could take the retry of a killed one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../../bench/random.js';
 import { postgresAvailability } from '../../support/postgres.js';
 import { SERVER_TARGETS, type ServerTarget, type StoreKind } from '../support/backend.js';
 import {
@@ -17,7 +18,6 @@ import {
 } from '../support/crash-site.js';
 import { type CrashOutcome, crashTrial, SURFACES } from '../support/crash-trial.js';
 import { FAULT_POINTS } from '../support/instrument.js';
-import { mulberry32 } from '../support/storm.js';
 import { record, soakSeed } from './figures.js';
 
 const pg = await postgresAvailability();

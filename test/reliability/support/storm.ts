@@ -4,6 +4,7 @@
  * answer and every row is checked: one payment per distinct key, and every duplicate got
  * the first answer byte for byte (a replay) or a 409.
  */
+import { mulberry32 } from '../../../bench/random.js';
 import type { Backend } from './backend.js';
 import { type Answer, payTrpc } from './client.js';
 
@@ -140,16 +141,4 @@ function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
     else groups.set(key, [item]);
   }
   return groups;
-}
-
-/** A small seeded PRNG, so that a storm's plan is the same on every run with its seed. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -1,0 +1,15 @@
+/**
+ * A small seeded generator of uniform numbers in [0, 1) (mulberry32): the bench's intervals
+ * (interval.ts) and the reliability storms (test/reliability) draw from it, so that the same
+ * seed gives the same draws on every run.
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
