@@ -4,7 +4,9 @@
  * goal line falls on the same vertical at 1 and shorter is always better. The label keeps the
  * real value and limit. Bars past the right edge are cut and marked. Where the run measured
  * the best any guarded call could do (a goal's `best`), a black tick marks it on the bar's row:
- * a tick right of the goal line means the goal is out of reach.
+ * a tick right of the goal line is a floor measured over the limit (out of reach when its
+ * interval is over it too: the goals table says). A thin line across a bar spans its value's
+ * interval (interval.ts), how far the run's noise could move it.
  */
 import { shortfall } from './goals.js';
 import type { GoalCheck } from './results.js';
@@ -33,12 +35,17 @@ export function ratiosSvg(goals: readonly GoalCheck[], subtitle: string): string
     const best = bestX
       ? `<line x1="${bestX}" y1="${y + 1}" x2="${bestX}" y2="${y + ROW - 1}" stroke="#000" stroke-width="3"/>`
       : '';
+    const spread = goal.interval?.map((end) => x(shortfall({ ...goal, value: end })).toFixed(1));
+    const whisker = spread
+      ? `<line x1="${spread[0]}" y1="${y + ROW / 2}" x2="${spread[1]}" y2="${y + ROW / 2}" stroke="#000" stroke-width="1"/>`
+      : '';
     // The limit is in the value column; the baseline tells the goals of one case apart.
     const label = `${goal.subject} vs ${shortAgainst(goal)}`;
     return [
       `<text x="${LABEL_WIDTH - 8}" y="${y + 14}" text-anchor="end">${escapeXml(label)}</text>`,
       `<rect x="${LABEL_WIDTH}" y="${y + 4}" width="${(x(scaled) - LABEL_WIDTH).toFixed(1)}" height="${ROW - 8}" fill="${colour}" opacity="0.8"/>`,
       cut,
+      whisker,
       best,
       `<text x="${WIDTH - VALUE_WIDTH}" y="${y + 14}">${escapeXml(value)} ${goal.met ? 'met' : 'not met'}</text>`,
     ].join('');
@@ -61,7 +68,7 @@ ${rows.join('\n')}
 <text x="${goalX}" y="${TOP - 8}" text-anchor="middle">goal</text>
 <line x1="${LABEL_WIDTH}" y1="${bottom}" x2="${x(MAX_SCALE)}" y2="${bottom}" stroke="#999"/>
 ${ticks}
-<text x="${LABEL_WIDTH + plotWidth / 2}" y="${bottom + 32}" text-anchor="middle" fill="#555">measured ÷ limit (throughput: limit ÷ measured); black tick: the best possible, same run</text>
+<text x="${LABEL_WIDTH + plotWidth / 2}" y="${bottom + 32}" text-anchor="middle" fill="#555">measured ÷ limit (throughput: limit ÷ measured); thin line: its 95% interval; black tick: the best possible, same run</text>
 </svg>
 `;
 }
