@@ -20,7 +20,6 @@
  *   BENCH_PROFILE=out.cpuprofile npx tsx bench/profile.ts graphql.replay
  *                                      # the same, with a CPU profile of the timed calls
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { floorCases } from './cases/floor.js';
@@ -37,12 +36,10 @@ const CALLS = 200;
 const db = openSqliteBench();
 const floor = await floorCases(db);
 const noop = { ...db, insert: async () => 0 };
-/** Disabled after each call, as the store's is whenever no transaction is open. */
-const context = new AsyncLocalStorage<object>();
 /**
  * The same database behind a store that keeps nothing: its `claimAndRun` runs the work (with
  * no transaction handle: the insert commits on its own) and reports it done, optionally in
- * `context`, as the SQLite store runs its work.
+ * the bench's work context (`db.workContext`), as the SQLite store runs its work.
  */
 function withoutStore(inContext: boolean): typeof db {
   const claimAndRun = async <T>(
@@ -50,12 +47,8 @@ function withoutStore(inContext: boolean): typeof db {
     work: (tx: never, claim: { takenOver: boolean }) => Promise<{ value: T }>,
   ) => {
     const run = () => work(undefined as never, { takenOver: false });
-    try {
-      const { value } = await (inContext ? context.run({}, run) : run());
-      return { status: 'done' as const, value };
-    } finally {
-      if (inContext) context.disable();
-    }
+    const { value } = await (inContext ? db.workContext(run) : run());
+    return { status: 'done' as const, value };
   };
   return {
     ...db,
@@ -91,16 +84,11 @@ const cases: TimedCase[] = [
   ),
   ...[graphql, trpc].map((surface) => ({
     id: `${surface.id}.unguarded-in-context`,
-    run: async () => {
-      try {
-        await context.run({}, async () => {
-          const response = await surface.plain(surface.mutation());
-          await response.text();
-        });
-      } finally {
-        context.disable();
-      }
-    },
+    run: () =>
+      db.workContext(async () => {
+        const response = await surface.plain(surface.mutation());
+        await response.text();
+      }),
   })),
 ].filter((item) => item.id.includes(filter));
 

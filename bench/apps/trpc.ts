@@ -59,9 +59,7 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
   const leastMiddleware = initTRPC
     .create()
     .procedure.use(({ next }) =>
-      db.workContext
-        ? db.workContext(() => next({ ctx: { idempotency: { tx: undefined } } }))
-        : next({ ctx: { idempotency: { tx: undefined } } }),
+      db.workContext(() => next({ ctx: { idempotency: { tx: undefined } } })),
     );
   const leastAdapterRouter = t.router({
     ping: t.procedure.query(() => 1),

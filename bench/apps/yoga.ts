@@ -101,8 +101,7 @@ function leastPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
       setExecuteFn((args: ExecutionArgs) => {
         const context = args.contextValue as Context;
         context.leastAdapter = { tx: undefined };
-        const run = async () => executeFn(args);
-        return db.workContext ? db.workContext(run) : run();
+        return db.workContext(async () => executeFn(args));
       });
     },
   };

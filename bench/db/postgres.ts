@@ -95,6 +95,8 @@ export function postgresBenchDb(
     // The design floor's statements with the insert's id, for the adapters' fresh floor.
     insertWithRecord: (amount, key) => designs.oneTransactionMerged(key, amount),
     freshDesign: (key) => designs.oneTransactionMerged(key),
+    // The store on a Pool runs guarded work in no context of its own.
+    workContext: (work) => work(),
     roundTrip: () => pool.query('select 1'),
     roundTripDrizzle: () => db.execute(sql`select 1`),
     close,

@@ -31,12 +31,13 @@ export interface BenchDb<Tx = unknown> {
    */
   freshDesign(key: string): Promise<unknown>;
   /**
-   * What the store runs a guarded call's work in besides its transaction, where it needs
-   * anything: on SQLite an AsyncLocalStorage frame, so that a guarded call nested in the work
-   * joins its transaction instead of waiting for it (SPEC S23, src/sqlite/lock.ts). The fresh
-   * floor through the least adapter (bench/apps) runs its mutation in it too.
+   * Runs `work` where the store runs a guarded call's work besides its transaction: on SQLite
+   * in an AsyncLocalStorage frame, so that a guarded call nested in the work joins its
+   * transaction instead of waiting for it (SPEC S23, src/sqlite/lock.ts); on Postgres (a
+   * node-postgres Pool) as it is. The fresh floor through the least adapter (bench/apps) runs
+   * its mutation in it too, and bench/profile.ts its in-context cases.
    */
-  workContext?<T>(work: () => Promise<T>): Promise<T>;
+  workContext<T>(work: () => Promise<T>): Promise<T>;
   /** One database round trip on the raw driver (`SELECT 1`), to read the other times by. */
   roundTrip(): Promise<unknown>;
   /** The same `SELECT 1` through Drizzle, to show what the ORM adds per statement. */
