@@ -78,6 +78,8 @@ function recordingDb<Tx>(db: BenchDb<Tx>): BenchDb<Tx> | undefined {
 
 export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
   const { plain, plainTx, guarded } = yogaApps(db);
+  // The fresh floors' servers, on the recording database, built once for both.
+  const recordingApps = withDb(recordingDb(db), (recorded) => yogaApps(recorded));
   const post = (body: string, key?: string) =>
     new Request('http://bench/graphql', {
       method: 'POST',
@@ -98,14 +100,8 @@ export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
       const { plain: reading } = yogaApps(readingDb(db, replayKey));
       return (request) => reading.fetch(request);
     },
-    recording: withDb(recordingDb(db), (recorded) => {
-      const { plain: recording } = yogaApps(recorded);
-      return (request) => recording.fetch(request);
-    }),
-    recordingAdapter: withDb(recordingDb(db), (recorded) => {
-      const { leastAdapter } = yogaApps(recorded);
-      return (request) => leastAdapter.fetch(request);
-    }),
+    recording: recordingApps && ((request) => recordingApps.plain.fetch(request)),
+    recordingAdapter: recordingApps && ((request) => recordingApps.leastAdapter.fetch(request)),
     mutation: (key) => post(PAY_BODY, key),
     query: () => post(PING_BODY),
   };
@@ -113,6 +109,8 @@ export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
 
 export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
   const { plain, plainTx, guarded } = trpcApps(db);
+  // The fresh floors' servers, on the recording database, built once for both.
+  const recordingApps = withDb(recordingDb(db), trpcApps);
   return {
     id: 'trpc',
     label: 'tRPC (fetch)',
@@ -120,8 +118,8 @@ export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
     plainTx,
     guarded,
     readOnly: (replayKey) => trpcApps(readingDb(db, replayKey)).plain,
-    recording: withDb(recordingDb(db), (recorded) => trpcApps(recorded).plain),
-    recordingAdapter: withDb(recordingDb(db), (recorded) => trpcApps(recorded).leastAdapter),
+    recording: recordingApps?.plain,
+    recordingAdapter: recordingApps?.leastAdapter,
     mutation: (key) =>
       new Request('http://bench/trpc/pay', {
         method: 'POST',
@@ -135,7 +133,7 @@ export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
   };
 }
 
-function withDb<Tx>(db: BenchDb<Tx> | undefined, build: (db: BenchDb<Tx>) => Handler) {
+function withDb<Tx, R>(db: BenchDb<Tx> | undefined, build: (db: BenchDb<Tx>) => R) {
   return db && build(db);
 }
 
