@@ -8,6 +8,7 @@
  *
  * The draws come from a fixed seed, so the same rounds always give the same interval.
  */
+import { nearestRank } from './measure.js';
 import { mulberry32 } from './random.js';
 import type { Interval } from './results.js';
 
@@ -43,16 +44,14 @@ export function pairedRatio(
     medians[resample] = median(drawn);
   }
   medians.sort();
-  return { value: median(ratios), interval: [quantile(medians, 0.025), quantile(medians, 0.975)] };
+  return {
+    value: median(ratios),
+    interval: [nearestRank(medians, 0.025), nearestRank(medians, 0.975)],
+  };
 }
 
 function median(values: Float64Array): number {
   const sorted = values.slice().sort();
   const middle = sorted.length >> 1;
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-/** The value at `q` of sorted values, by nearest rank. */
-function quantile(sorted: Float64Array, q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }

@@ -81,13 +81,17 @@ async function batch(item: TimedCase, batchMs: number): Promise<number[]> {
 /** Median, p99 (nearest rank) and mean of microsecond samples. */
 export function summarize(values: number[]): Stats {
   const sorted = Float64Array.from(values).sort();
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
   let sum = 0;
   for (const value of sorted) sum += value;
   return {
-    median: at(0.5),
-    p99: at(0.99),
+    median: nearestRank(sorted, 0.5),
+    p99: nearestRank(sorted, 0.99),
     mean: sum / Math.max(1, sorted.length),
     samples: sorted.length,
   };
+}
+
+/** The value at quantile `q` (0 < q ≤ 1) of sorted values, by nearest rank. */
+export function nearestRank(sorted: ArrayLike<number>, q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
