@@ -16,7 +16,7 @@
  * work in an AsyncLocalStorage context as the SQLite store does, and `fresh` minus that is
  * the SQLite store's own cost, its statements included.
  *
- *   npx tsx bench/profile.ts [filter] [rounds]
+ *   npx tsx bench/profile.ts [filter] [rounds]   # filter: part of a case id, or `id$` for one case
  *   BENCH_PROFILE=out.cpuprofile npx tsx bench/profile.ts graphql.replay
  *                                      # the same, with a CPU profile of the timed calls
  */
@@ -90,7 +90,9 @@ const cases: TimedCase[] = [
         await response.text();
       }),
   })),
-].filter((item) => item.id.includes(filter));
+].filter((item) =>
+  filter.endsWith('$') ? item.id === filter.slice(0, -1) : item.id.includes(filter),
+);
 
 /** The process's CPU time in µs (its GC threads included: garbage is part of the cost). */
 function cpuMicros(): number {

@@ -17,6 +17,7 @@
 import { NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
+import { beginRowOf } from '../../src/postgres/statements.js';
 import { paymentsTable } from './postgres-payments.js';
 
 export interface DesignTables {
@@ -67,7 +68,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
    * `_begin` (the request's and the key's advisory locks, then the record), the savepoint.
    */
   const beginShipped = (key: string) =>
-    `${begin}; select * from "${t}_begin"('bench', ${literal(key)}, 'f'); savepoint mutation_guard_work`;
+    `${begin}; select "${t}_begin"('bench', ${literal(key)}, 'f') as mutation_guard_begin; savepoint mutation_guard_work`;
   /** Its last: the record written once, complete (`_finish`), with COMMIT. */
   const finishAndCommit = (key: string) =>
     `select 1 / ("${t}_finish"('bench', ${literal(key)}, 'f', 'pay', 'tok', false, 'committed', '{"id":1}', 86400000))::int; commit`;
@@ -189,7 +190,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     oneTransaction: (key: string) =>
       onOneClient(async (c) => {
         await c.query(begin);
-        await c.query(`select * from "${t}_begin"($1, $2, 'f')`, ['bench', key]);
+        await c.query(`select "${t}_begin"($1, $2, 'f')`, ['bench', key]);
         await c.query('savepoint mutation_guard_work');
         await insertPayment(c);
         await c.query(
@@ -249,12 +250,11 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
      */
     duplicateInFlight: (key: string) =>
       onOneClient(async (c) => {
-        const [, begun] = (await c.query(beginShipped(key))) as unknown as pg.QueryResult<{
-          status: string;
-        }>[];
+        const [, begun] = (await c.query(beginShipped(key))) as unknown as pg.QueryResult[];
         await c.query('rollback');
-        if (begun?.rows[0]?.status !== 'busy') {
-          throw new Error(`design: a duplicate of a key in flight got ${begun?.rows[0]?.status}`);
+        const status = beginRowOf(begun?.rows[0])?.status;
+        if (status !== 'busy') {
+          throw new Error(`design: a duplicate of a key in flight got ${status}`);
         }
       }),
 

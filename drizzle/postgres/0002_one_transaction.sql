@@ -191,70 +191,78 @@ END
 $$;
 --> statement-breakpoint
 -- The one-transaction claim (SPEC S7, S10, S11), inside the caller's READ COMMITTED
--- transaction, before its work. `status` says what the caller does:
+-- transaction, before its work. It answers with one JSON object (as text, so that every driver
+-- hands it over the same way), whose `status` says what the caller does:
 --   'claimed'    the key is ours until this transaction ends; run the work, then `_finish`;
 --   'taken_over' the same, in place of a lease-era claim whose lease expired;
---   'exists'     a committed record stands, in the other columns: complete (replay, or 422
+--   'exists'     a committed record stands, in the other fields: complete (replay, or 422
 --                for another fingerprint) or a lease-era claim in flight (409 or 422);
 --   'busy'       another transaction holds the key for this same request: 409;
 --   'reused'     another transaction holds the key for another request: 422.
 -- `replace`: the key has a row that this transaction now holds locked (a record past its
 -- expiry, or a lease-era claim taken over), which `_finish` overwrites.
-CREATE OR REPLACE FUNCTION "idempotency_records_begin"(p_scope text, p_key text,
+-- One scalar, called as `select "<table>_begin"(...)`, not a set of rows: the server plans a
+-- function called in FROM (`select * from f()`) on every call, and that cost more than
+-- everything the function does (docs/postgres.md, "How a key is held").
+-- (The DROP: during 0.2.0's development it returned a table, and a function's result type
+-- cannot be replaced; so `postgresFunctionsSql()` applies again over such a database.)
+DROP FUNCTION IF EXISTS "idempotency_records_begin"(text, text, text);
+--> statement-breakpoint
+CREATE FUNCTION "idempotency_records_begin"(p_scope text, p_key text,
 	p_fingerprint text)
-RETURNS TABLE (status text, replace boolean, fingerprint text, operation text, state text,
-	outcome text, result text, lease_expires_ms double precision, expires_ms double precision,
-	created_ms double precision, read_ms double precision)
+RETURNS text
 LANGUAGE plpgsql AS $$
-#variable_conflict use_column
 DECLARE
 	v_space bigint := '"idempotency_records"'::regclass::oid::bigint;
-	v_request bigint;
 	v_request_held boolean;
-	v_held boolean;
+	v_key bigint;
+	v_held boolean := false;
 	v_now timestamptz;
 	v_found "idempotency_records"%ROWTYPE;
 	v_ours boolean;
+	v_locked boolean;
 BEGIN
 	-- The request's lock first, then the key's: whoever holds the key's lock holds its own
 	-- request's lock too, so a caller that got the request's lock but not the key's knows
-	-- the holder runs another request. The key's is waited for briefly (`_lock_briefly`): a
-	-- transaction that ends releases its locks one by one, and a caller that got the
-	-- request's lock as it went must not take its key for another request's.
-	v_request := hashtextextended('r' || length(p_scope) || ':' || p_scope || length(p_key)
-		|| ':' || p_key || p_fingerprint, v_space);
-	v_request_held := pg_try_advisory_xact_lock(v_request);
-	v_held := v_request_held AND "idempotency_records_lock_briefly"(hashtextextended(
-		'k' || length(p_scope) || ':' || p_scope || p_key, v_space));
+	-- the holder runs another request. The key's is waited for briefly (`_lock_briefly`) when
+	-- it is taken: a transaction that ends releases its locks one by one, and a caller that got
+	-- the request's lock as it went must not take its key for another request's.
+	v_request_held := pg_try_advisory_xact_lock(hashtextextended('r' || length(p_scope) || ':'
+		|| p_scope || length(p_key) || ':' || p_key || p_fingerprint, v_space));
+	IF v_request_held THEN
+		v_key := hashtextextended('k' || length(p_scope) || ':' || p_scope || p_key, v_space);
+		-- Free, as it nearly always is: taken here, without the call of a second function.
+		v_held := pg_try_advisory_xact_lock(v_key);
+		IF NOT v_held THEN
+			v_held := "idempotency_records_lock_briefly"(v_key);
+		END IF;
+	END IF;
 	v_now := clock_timestamp();
 	SELECT * INTO v_found FROM "idempotency_records" r
 	WHERE r.scope = p_scope AND r.key = p_key;
+	IF NOT FOUND THEN
+		-- A fresh key, the common case; or one held for this request (409) or another (422).
+		RETURN CASE WHEN v_held THEN '{"status":"claimed","replace":false}'
+			WHEN v_request_held THEN '{"status":"reused","replace":false}'
+			ELSE '{"status":"busy","replace":false}' END;
+	END IF;
 	-- A lease-era claim of this request whose lease expired: ours to take over (S11).
-	v_ours := FOUND AND v_found.state = 'in_flight' AND v_found.lease_expires_at <= v_now
+	v_ours := v_found.state = 'in_flight' AND v_found.lease_expires_at <= v_now
 		AND v_found.fingerprint = p_fingerprint;
 
-	IF FOUND AND v_found.expires_at > v_now AND NOT v_ours THEN
+	IF v_found.expires_at > v_now AND NOT v_ours THEN
 		-- A complete record (whoever holds the locks: it is only replayed or refused), or a
 		-- lease-era claim that is not ours to take over: as it stands.
-		status := 'exists';
-		replace := false;
-		fingerprint := v_found.fingerprint;
-		operation := v_found.operation;
-		state := v_found.state;
-		outcome := v_found.outcome;
-		result := v_found.result;
-		lease_expires_ms := (extract(epoch FROM v_found.lease_expires_at) * 1000)::float8;
-		expires_ms := (extract(epoch FROM v_found.expires_at) * 1000)::float8;
-		created_ms := (extract(epoch FROM v_found.created_at) * 1000)::float8;
-		read_ms := (extract(epoch FROM v_now) * 1000)::float8;
-		RETURN NEXT;
-		RETURN;
+		RETURN json_build_object('status', 'exists', 'replace', false,
+			'fingerprint', v_found.fingerprint, 'operation', v_found.operation,
+			'state', v_found.state, 'outcome', v_found.outcome, 'result', v_found.result,
+			'lease_expires_ms', (extract(epoch FROM v_found.lease_expires_at) * 1000)::float8,
+			'expires_ms', (extract(epoch FROM v_found.expires_at) * 1000)::float8,
+			'created_ms', (extract(epoch FROM v_found.created_at) * 1000)::float8,
+			'read_ms', (extract(epoch FROM v_now) * 1000)::float8)::text;
 	END IF;
 
-	replace := false;
-	IF v_held AND NOT FOUND THEN
-		status := 'claimed';
-	ELSIF v_held THEN
+	IF v_held THEN
 		-- Past its expiry (absent for everyone, S14), or ours to take over: hold its row for
 		-- our life, so that no purge, lease-era takeover or lease-era original changes it
 		-- before `_finish` overwrites it. Locked already: a lease-era original still runs (or
@@ -265,21 +273,21 @@ BEGIN
 				OR (r.state = 'in_flight' AND r.lease_expires_at <= clock_timestamp()
 					AND r.fingerprint = p_fingerprint))
 		FOR UPDATE SKIP LOCKED;
-		replace := FOUND;
-		status := CASE WHEN NOT FOUND THEN 'busy'
-			WHEN v_found.state = 'in_flight' AND v_found.expires_at > v_now THEN 'taken_over'
-			ELSE 'claimed' END;
-	ELSIF v_request_held AND NOT v_ours THEN
-		-- The key's holder runs another request, and no record answers for ours (S6).
-		status := 'reused';
-	ELSE
-		-- This request is in flight (or, holding the key for another request, the holder
-		-- will find our lease-era claim taken over by no one: look again).
-		status := 'busy';
+		v_locked := FOUND;
+		RETURN json_build_object('status', CASE WHEN NOT v_locked THEN 'busy'
+				WHEN v_found.state = 'in_flight' AND v_found.expires_at > v_now THEN 'taken_over'
+				ELSE 'claimed' END,
+			'replace', v_locked)::text;
 	END IF;
+	IF v_request_held AND NOT v_ours THEN
+		-- The key's holder runs another request, and no record answers for ours (S6).
+		RETURN '{"status":"reused","replace":false}';
+	END IF;
+	-- This request is in flight (or, holding the key for another request, the holder will
+	-- find our lease-era claim taken over by no one: look again).
 	-- (Locks taken by a caller that does not claim go with its transaction, which it rolls
 	-- back at once.)
-	RETURN NEXT;
+	RETURN '{"status":"busy","replace":false}';
 END
 $$;
 --> statement-breakpoint

@@ -46,7 +46,13 @@ import { absorb, isConnectionLoss, isConnectionTerminated } from './connection-e
 import type { AnyPgDatabase } from './db.js';
 import { completingStatement, wroteNothing } from './merged-completion.js';
 import { nodePgPool, type PgPool } from './pool-statements.js';
-import { type BeginRow, beginAnswer, type FinishValues, WORK_SAVEPOINT } from './statements.js';
+import {
+  type BeginRow,
+  beginAnswer,
+  beginRowOf,
+  type FinishValues,
+  WORK_SAVEPOINT,
+} from './statements.js';
 
 /** The parts of a pg-pool `PoolClient` used here. */
 interface PoolClient {
@@ -79,7 +85,7 @@ export interface MergedStatements {
   lock(fence: Fence, literal: (value: string) => string): string;
   /** The fenced completion, as a boolean expression. */
   complete(fence: Fence, completion: CompletionRecord, literal: (value: string) => string): string;
-  /** The one-transaction claim: one `BeginRow`. */
+  /** The one-transaction claim: one row, its answer (`beginRowOf`). */
   begin(request: ClaimRequest, literal: (value: string) => string): string;
   /** The one-transaction completion, as a boolean expression. */
   finish(values: FinishValues, literal: (value: string) => string): string;
@@ -169,9 +175,10 @@ export function poolTransactions(
             'mutation-guard/postgres: BEGIN, the claim and the savepoint did not answer as three statements.',
           );
         }
-        const row = found.rows[0] as BeginRow | undefined;
+        let row: BeginRow | undefined;
         let answer: ReturnType<typeof beginAnswer>;
         try {
+          row = beginRowOf(found.rows[0]);
           answer = beginAnswer(request, row);
         } catch (error) {
           await rollBack(client);

@@ -41,16 +41,53 @@ export interface ClaimRow extends Partial<PgRecordRow> {
   status: ClaimStatus;
 }
 
-/** What the one-transaction claim function returns (its comment in 0002 says what each means). */
+/** The one-transaction claim function's statuses (its comment in 0002 says what each means). */
 export type BeginStatus = 'claimed' | 'taken_over' | 'exists' | 'busy' | 'reused';
 
 /**
- * The one-transaction claim's row: its status, whether `_finish` overwrites a row it holds
+ * The one-transaction claim's answer: its status, whether `_finish` overwrites a row it holds
  * locked (`replace`), and the record that stands when `exists`.
  */
 export interface BeginRow extends Partial<PgRecordRow> {
   status: BeginStatus;
   replace: boolean;
+}
+
+/**
+ * The row of the statement that calls the one-transaction claim: its answer, one JSON object
+ * as text (0002_one_transaction says why a scalar), read by `beginRowOf`.
+ */
+export interface BeginCall {
+  [BEGIN_ANSWER]: string;
+}
+
+/** The column of the claim's answer in the statements below. */
+export const BEGIN_ANSWER = 'mutation_guard_begin';
+
+/**
+ * The claim's answer from its statement's row; `undefined` when there is none. An answer this
+ * version cannot read (a `_begin` of another shape) is an error that says what to do, never
+ * the answer itself: it may hold a stored result (S26).
+ */
+export function beginRowOf(row: unknown): BeginRow | undefined {
+  const answer = (row as Partial<BeginCall> | undefined)?.[BEGIN_ANSWER];
+  if (answer === undefined) return undefined;
+  const parsed = typeof answer === 'string' ? parsedJson(answer) : undefined;
+  if (typeof parsed?.status !== 'string') {
+    throw new Error(
+      'mutation-guard/postgres: the begin function answered in a shape this version does not read; apply the migration 0002_one_transaction of this version (migratePostgres, or postgresFunctionsSql() again if drizzle-kit owns the table: docs/migrations.md).',
+    );
+  }
+  return parsed as BeginRow;
+}
+
+function parsedJson(text: string): Partial<BeginRow> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -151,7 +188,7 @@ export function buildStatements(t: PgIdempotencyTable, { asyncClaim }: { asyncCl
 
     /** S7, S10, S11: the one-transaction claim, inside the business transaction. */
     begin: build(
-      sql`select * from ${call(fn.begin)}(${p('scope')}::text, ${p('key')}::text, ${p('fingerprint')}::text)`,
+      sql`select ${call(fn.begin)}(${p('scope')}::text, ${p('key')}::text, ${p('fingerprint')}::text) as ${sql.identifier(BEGIN_ANSWER)}`,
     ),
 
     /** S7, S8: the record, written once, complete, with the business writes. */
@@ -207,7 +244,7 @@ export function mergedStatements(t: PgIdempotencyTable): MergedStatements {
     complete: (record, completion: CompletionRecord, literal) =>
       `${dialect.escapeName(fn.complete)}(${fence(record, literal)}, ${literal(completion.outcome)}::text, ${literal(completion.result)}::text, ${finite(completion.retentionMs)}::float8)`,
     begin: ({ scope, key, fingerprint }, literal) =>
-      `select * from ${dialect.escapeName(fn.begin)}(${literal(scope)}::text, ${literal(key)}::text, ${literal(fingerprint)}::text)`,
+      `select ${dialect.escapeName(fn.begin)}(${literal(scope)}::text, ${literal(key)}::text, ${literal(fingerprint)}::text) as ${BEGIN_ANSWER}`,
     finish: ({ request, token, replace, completion }, literal) =>
       `${dialect.escapeName(fn.finish)}(${literal(request.scope)}::text, ${literal(request.key)}::text, ${literal(request.fingerprint)}::text, ${literal(request.operation)}::text, ${literal(token)}::text, ${replace ? 'true' : 'false'}, ${literal(completion.outcome)}::text, ${literal(completion.result)}::text, ${finite(completion.retentionMs)}::float8)`,
   };

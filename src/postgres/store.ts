@@ -73,8 +73,11 @@ import { poolTransactions } from './pool-transaction.js';
 import { retryingSerializationFailures } from './serialization.js';
 import { isSingleConnection, singleConnection } from './single-connection.js';
 import {
+  BEGIN_ANSWER,
+  type BeginCall,
   type BeginRow,
   beginAnswer,
+  beginRowOf,
   buildStatements,
   type ClaimRow,
   type FinishValues,
@@ -211,14 +214,14 @@ export function postgresStore<Db extends AnyPgDatabase>(
   /** The one-transaction claim and the work's savepoint, as statements of their own. */
   async function opened(tx: AnyPgDatabase, request: ClaimRequest): Promise<BeginRow | undefined> {
     const [rows] = await Promise.all([
-      execute<BeginRow>(prepare(tx, statements.begin), {
+      execute<BeginCall>(prepare(tx, statements.begin), {
         scope: request.scope,
         key: request.key,
         fingerprint: request.fingerprint,
       }),
       execute(prepare(tx, statements.savepoint), {}),
     ]);
-    return rows[0];
+    return beginRowOf(rows[0]);
   }
 
   /** The completion (after a rollback to the savepoint, for a kept error): whether it was written. */
@@ -246,8 +249,8 @@ export function postgresStore<Db extends AnyPgDatabase>(
   ): Promise<BeginRow | undefined> {
     const opening = `set transaction isolation level read committed; ${merged.begin(request, quoteLiteral)}; savepoint ${WORK_SAVEPOINT}`;
     const results = await simple(tx, opening);
-    // A result per statement that returns rows: the claim's row is the one with a status.
-    return results.flat().find(isBeginRow);
+    // A result per statement that returns rows: the claim's row is the one with its answer.
+    return beginRowOf(results.flat().find(isBeginCall));
   }
 
   async function finishedOnPostgresJs(tx: AnyPgDatabase, finish: Finish): Promise<boolean> {
@@ -451,8 +454,8 @@ function simpleQuery(text: string): Query {
   return { sql: text, params: [] };
 }
 
-function isBeginRow(row: unknown): row is BeginRow {
-  return typeof row === 'object' && row !== null && 'status' in row && 'replace' in row;
+function isBeginCall(row: unknown): row is BeginCall {
+  return typeof row === 'object' && row !== null && BEGIN_ANSWER in row;
 }
 
 /**

@@ -98,7 +98,7 @@ describe.skipIf(!pg_.realPostgres)(
       const fresh = CountingClient.sent;
       expect(fresh).toHaveLength(3);
       expect(fresh[0]).toMatch(
-        /^begin isolation level read committed; select \* from "[^"]+_begin"\(.*\); savepoint mutation_guard_work$/s,
+        /^begin isolation level read committed; select "[^"]+_begin"\(.*\) as mutation_guard_begin; savepoint mutation_guard_work$/s,
       );
       expect(fresh[1]).toMatch(/^insert into/);
       expect(fresh[2]).toMatch(/^select 1 \/ \("[^"]+_finish"\(.*\)\)::int; commit$/s);
