@@ -202,7 +202,7 @@ $$;
 -- `replace`: the key has a row that this transaction now holds locked (a record past its
 -- expiry, or a lease-era claim taken over), which `_finish` overwrites.
 -- One scalar, called as `select "<table>_begin"(...)`, not a set of rows: the server plans a
--- function called in FROM (`select * from f()`) on every call, and that cost more than
+-- function called in FROM (`select * from f()`) on every call, and that cost about as much as
 -- everything the function does (docs/postgres.md, "How a key is held").
 -- (The DROP: during 0.2.0's development it returned a table, and a function's result type
 -- cannot be replaced; so `postgresFunctionsSql()` applies again over such a database.)
