@@ -18,6 +18,8 @@
  * - `one transaction, claim row inside`: the lease claim function's INSERT as the business
  *   transaction's first statement (no commit of its own), merged into three round trips: the
  *   other one-transaction design measured before choosing, which writes its record twice;
+ * - the first round trip of a fresh call alone, answered after it: `BEGIN` alone, `BEGIN`
+ *   with a primary-key SELECT of the record, and as shipped (`_begin` and the savepoint);
  * - a duplicate of a key in flight, against an original held open for the whole group: its
  *   `_begin` finds the request's lock taken and answers at once;
  * - the replays: the shipped first query, the lease's claim function, and a plain primary-key
@@ -138,6 +140,19 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
     },
   ];
 
+  // The first round trip of a fresh call, on its own (see `firstTripBegin`).
+  cases.push(
+    { id: 'first round trip: BEGIN alone (ROLLBACK after)', run: raw.firstTripBegin },
+    {
+      id: 'first round trip: BEGIN with a primary-key SELECT of the record (ROLLBACK after)',
+      run: () => raw.firstTripRead(freshKey('first-read')),
+    },
+    {
+      id: 'first round trip as shipped, fresh key: BEGIN with _begin and the savepoint (ROLLBACK after)',
+      run: () => raw.firstTripShipped(freshKey('first-shipped')),
+    },
+  );
+
   // Records the replays read: one claimed and completed as the lease designs leave it.
   const replayKey = freshKey('replay');
   await raw.leaseShipped(replayKey);
@@ -197,7 +212,10 @@ function drizzleDesignStatements(tables: { records: string; payments: string }) 
     complete: dialect.sqlToQuery(
       sql`select ${fn('complete')}('bench', ${key}::text, 'tok', 'committed', '{"id":1}', 86400000)`,
     ),
-    begin: dialect.sqlToQuery(sql`select * from ${fn('begin')}('bench', ${key}::text, 'f')`),
+    // As shipped (src/postgres/statements.ts): a scalar call, not `select * from` (0002 says why).
+    begin: dialect.sqlToQuery(
+      sql`select ${fn('begin')}('bench', ${key}::text, 'f') as mutation_guard_begin`,
+    ),
     savepoint: dialect.sqlToQuery(sql.raw('savepoint mutation_guard_work')),
     finish: dialect.sqlToQuery(
       sql`select ${fn('finish')}('bench', ${key}::text, 'f', 'pay', 'tok', false, 'committed', '{"id":1}', 86400000)`,

@@ -295,6 +295,13 @@ How to read it against the goals:
   record's read and its one \`INSERT\`; no extra round trip, no second commit, no WAL flush of
   its own. \`guard.run\` ("core.fresh" in the goals) adds the library's code to that floor:
   the fingerprint, the store's bookkeeping, the Drizzle transaction object it hands the work.
+- **The claim's first round trip** (the "first round trip" rows, each answered after it):
+  against \`BEGIN\` alone, it shows what the claim adds to the round trip the baseline makes
+  anyway. When these rows were added (2026-12-04), \`BEGIN\` with \`_begin\` and the
+  savepoint cost what \`BEGIN\` with a plain primary-key \`SELECT\` of the record costs: a
+  second statement with a row to answer costs about as much as the function's locks and read
+  together, so the claim sits at the floor of any design that reads the record in its
+  transaction.
 - **The lease** (the rows named so: what 0.2.0-dev shipped, and what the store still does for
   stores without the one-transaction claim) cannot meet the Postgres fresh goal, however its
   statements are sent: its claim commits on its own before the business transaction, and

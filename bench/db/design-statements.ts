@@ -258,6 +258,20 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
         }
       }),
 
+    /**
+     * The first round trip of a fresh call alone, three ways, each answered after it (the
+     * ROLLBACK after, as for a replay): `BEGIN` alone (what the baseline's first round trip
+     * sends), `BEGIN` with a primary-key `SELECT` of the record (the least a design that
+     * reads the record in its transaction sends), and as shipped (`BEGIN`, `_begin`, the
+     * savepoint) on a fresh key. What the claim costs the server beside a plain read.
+     */
+    firstTripBegin: () => answeredAfterFirst(begin),
+    firstTripRead: (key: string) =>
+      answeredAfterFirst(
+        `${begin}; select fingerprint, state, result from "${t}" where scope = 'bench' and key = ${literal(key)}`,
+      ),
+    firstTripShipped: (key: string) => answeredAfterFirst(beginShipped(key)),
+
     /** The lease model's replay: one call of the claim function. */
     claimReplay: (key: string) => pool.query(claim, ['bench', key]),
 
