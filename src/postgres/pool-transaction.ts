@@ -139,21 +139,23 @@ export function poolTransactions(
     return transactionClass;
   };
 
-  /** A client of the pool, with its 'error' listener, and literals escaped as it escapes them. */
+  /**
+   * A client of the pool, with its 'error' listener; literals escaped as it escapes them; and
+   * `handle()`, a Drizzle transaction handle over it for the work, made when the caller wants
+   * it (the claim's query may go first).
+   */
   async function checkOut() {
-    if (!transactionClass) await loadTransactionClass();
+    const Transaction = transactionClass ?? (await loadTransactionClass());
     const client = (await clients.connect()) as PoolClient;
     // Before BEGIN: a client the pool connected before the store existed has no listener
     // yet, and its connection dying under BEGIN would otherwise crash the process.
     absorb(client);
     const literal = (value: string) => client.escapeLiteral(value);
-    return { client, literal };
-  }
-
-  /** A Drizzle transaction handle over `client`, for the work (checkOut loaded its class). */
-  function handleOver(client: PoolClient): AnyPgDatabase {
-    const own = new session.constructor(client, session.dialect, session.schema, session.options);
-    return new transactionClass!(session.dialect, own, session.schema) as AnyPgDatabase;
+    const handle = () => {
+      const own = new session.constructor(client, session.dialect, session.schema, session.options);
+      return new Transaction(session.dialect, own, session.schema) as AnyPgDatabase;
+    };
+    return { client, literal, handle };
   }
 
   return {
@@ -162,7 +164,7 @@ export function poolTransactions(
       token: string,
       work: (tx: AnyPgDatabase, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
     ): Promise<ClaimAndRunResult<T>> {
-      const { client, literal } = await checkOut();
+      const { client, literal, handle } = await checkOut();
       let lost: Error | undefined;
       let handedOver = false;
       try {
@@ -176,9 +178,13 @@ export function poolTransactions(
         // critical path, and for a replay only time the process would have waited anyway.
         let tx: AnyPgDatabase;
         try {
-          tx = handleOver(client);
+          tx = handle();
         } catch (error) {
-          await opening.catch(() => undefined);
+          // The claim's transaction may be open by now: end it before handing the error on.
+          await opening.then(
+            () => rollBack(client),
+            () => undefined,
+          );
           throw error;
         }
         const opened = await opening;
@@ -237,8 +243,8 @@ export function poolTransactions(
     },
 
     async run<T>(fence: Fence, work: (tx: AnyPgDatabase) => Promise<T>): Promise<T> {
-      const { client, literal } = await checkOut();
-      const tx = handleOver(client);
+      const { client, literal, handle } = await checkOut();
+      const tx = handle();
       const state: { fence: Fence; completion?: CompletionRecord } = { fence };
       let lost: Error | undefined;
       try {
