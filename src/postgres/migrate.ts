@@ -7,6 +7,7 @@ import { sql } from 'drizzle-orm';
 import {
   BREAKPOINT,
   foreignTable,
+  missingTable,
   readMigrations,
   type ShippedMigration,
 } from '../store/migrations.js';
@@ -65,11 +66,12 @@ export async function migratePostgres(
           await tx.execute(sql`select tag from ${sql.identifier(bookkeeping)}`),
         ).map((row) => row.tag),
       );
-      if (done.size === 0) {
-        const [found] = rowsOf<{ found: string | null }>(
-          await tx.execute(sql`select to_regclass(${`"${table}"`})::text as found`),
-        );
-        if (found?.found) throw new Error(foreignTable('migratePostgres', table));
+      const [found] = rowsOf<{ found: string | null }>(
+        await tx.execute(sql`select to_regclass(${`"${table}"`})::text as found`),
+      );
+      if (done.size === 0 && found?.found) throw new Error(foreignTable('migratePostgres', table));
+      if (done.size > 0 && !found?.found) {
+        throw new Error(missingTable('migratePostgres', table, done));
       }
       const applied: string[] = [];
       for (const migration of migrations) {

@@ -10,7 +10,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Database } from 'better-sqlite3';
-import { foreignTable, readMigrations } from '../store/migrations.js';
+import { foreignTable, missingTable, readMigrations } from '../store/migrations.js';
 import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 
 export interface MigrateSqliteOptions {
@@ -62,9 +62,12 @@ export function migrateSqlite(
     client.exec(
       `CREATE TABLE IF NOT EXISTS ${bookkeeping} (tag TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
     );
-    const done = new Set(client.prepare(`SELECT tag FROM ${bookkeeping}`).pluck().all());
-    if (done.size === 0 && tableExists(client, table))
-      throw new Error(foreignTable('migrateSqlite', table));
+    const done = new Set<string>(
+      client.prepare(`SELECT tag FROM ${bookkeeping}`).pluck().all() as string[],
+    );
+    const exists = tableExists(client, table);
+    if (done.size === 0 && exists) throw new Error(foreignTable('migrateSqlite', table));
+    if (done.size > 0 && !exists) throw new Error(missingTable('migrateSqlite', table, done));
     const record = client.prepare(
       `INSERT INTO ${bookkeeping} (tag, hash, applied_at) VALUES (?, ?, ?)`,
     );

@@ -45,3 +45,18 @@ export function readMigrations(folder: URL): ShippedMigration[] {
 export function foreignTable(migrator: 'migrateSqlite' | 'migratePostgres', table: string) {
   return `${migrator}: table "${table}" already exists, but "${table}_migrations" has no record of creating it, so something else made it (drizzle-kit migrate or push, from a schema that re-exports the table). Give the table one owner: if drizzle-kit manages it, stop calling ${migrator}. See docs/migrations.md in the mutation-guard package.`;
 }
+
+/**
+ * The error message for the opposite: our bookkeeping says the table was made, but it is not
+ * there (dropped by hand, or the bookkeeping was copied without it). Applying nothing would
+ * leave every guarded mutation failing closed on a missing relation; creating it afresh
+ * behind the bookkeeping's back could fight a tool that owns it now. Say what happened and
+ * what to do.
+ */
+export function missingTable(
+  migrator: 'migrateSqlite' | 'migratePostgres',
+  table: string,
+  applied: Iterable<string>,
+) {
+  return `${migrator}: "${table}_migrations" records ${[...applied].sort().join(', ')} as applied, but table "${table}" does not exist (dropped after it was created?); nothing was changed. To create it afresh (its records are gone already), drop "${table}_migrations" too and call ${migrator} again; if drizzle-kit owns the table, let drizzle-kit create it. See docs/migrations.md in the mutation-guard package.`;
+}

@@ -1,12 +1,13 @@
 /**
  * SPEC S22: when the package's migrators cannot apply their migration, the error says why in
- * its own message (not only on `cause`): a table some other tool created, or the database's
- * reason for refusing a statement; and the way docs/migrations.md gives to hand such a table
- * back to the migrator works. Postgres on every driver; SQLite in memory.
+ * its own message (not only on `cause`): a table some other tool created, a table dropped by
+ * hand behind its bookkeeping, or the database's reason for refusing a statement; and the ways
+ * docs/migrations.md gives out of the first two work. Postgres on every driver; SQLite in memory.
  */
 import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rowsOf } from '../../src/postgres/db.js';
 import { type AnyPgDatabase, migratePostgres } from '../../src/postgres/index.js';
 import { migrateSqlite } from '../../src/sqlite/index.js';
 import {
@@ -87,6 +88,28 @@ for (const driver of drivers) {
         expect(await migratePostgres(db, { table })).toEqual({ applied: [] });
       });
 
+      it('S22: a records table dropped by hand is named as missing, not reported up to date; dropping the bookkeeping too lets the migrator create it afresh', async () => {
+        const { db, table } = open();
+        await migratePostgres(db, { table });
+        await db.execute(sql.raw(`drop table "${table}"`));
+        await expect(migratePostgres(db, { table })).rejects.toThrow(
+          new RegExp(
+            `"${table}_migrations" records 0000_init, 0001_functions, 0002_one_transaction as applied, but table "${table}" does not exist`,
+          ),
+        );
+        // Nothing was changed: the bookkeeping still says what it said.
+        const rows = await db.execute(
+          sql.raw(`select count(*)::int as n from "${table}_migrations"`),
+        );
+        expect(rowsOf<{ n: number }>(rows)[0]?.n).toBe(3);
+        await db.execute(sql.raw(`drop table "${table}_migrations"`));
+        expect(await migratePostgres(db, { table })).toEqual({
+          applied: ['0000_init', '0001_functions', '0002_one_transaction'],
+        });
+        const found = await db.execute(sql.raw(`select to_regclass('"${table}"')::text as found`));
+        expect(rowsOf<{ found: string | null }>(found)[0]?.found).toBe(table);
+      });
+
       it("S22: a statement the database refuses fails with the database's reason and SQLSTATE in the message", async () => {
         const { db, table } = open();
         // The index name the migration wants is taken by another table's index.
@@ -132,6 +155,22 @@ describe('migrateSqlite errors', () => {
     );
     client.exec("INSERT INTO idempotency_records_migrations VALUES ('0000_init', 'adopted', 0)");
     expect(migrateSqlite(client)).toEqual({ applied: [] });
+  });
+
+  it('S22: a records table dropped by hand is named as missing, not reported up to date; dropping the bookkeeping too lets the migrator create it afresh', () => {
+    const client = open();
+    const { applied } = migrateSqlite(client);
+    client.exec('DROP TABLE idempotency_records');
+    expect(() => migrateSqlite(client)).toThrow(
+      new RegExp(
+        `"idempotency_records_migrations" records ${applied.join(', ')} as applied, but table "idempotency_records" does not exist`,
+      ),
+    );
+    client.exec('DROP TABLE idempotency_records_migrations');
+    expect(migrateSqlite(client)).toEqual({ applied });
+    expect(
+      client.prepare("SELECT name FROM sqlite_master WHERE name = 'idempotency_records'").get(),
+    ).toEqual({ name: 'idempotency_records' });
   });
 
   it("S22: a statement the database refuses fails with the migration's tag and the database's reason", () => {
