@@ -1,13 +1,14 @@
 /**
  * node-postgres: a guarded transaction whose BEGIN fails on a dead connection still gives its
- * client back to the pool (SPEC S15, S24). Drizzle's own `db.transaction` sends BEGIN before
+ * client back to the pool (SPEC S15, S24), and one that fails after its BEGIN went out gives
+ * it back with that transaction ended. Drizzle's own `db.transaction` sends BEGIN before
  * its try/finally, so such a client was never released: every blip took one slot of the pool
  * for good, and once the pool was drained every guarded mutation answered 503 long after the
  * database was back (and `pool.end()` never returned).
  */
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createGuard, IdempotencyError } from '../../src/index.js';
 import { migratePostgres, postgresStore } from '../../src/postgres/index.js';
 import {
@@ -80,6 +81,56 @@ describe.skipIf(!pg_.realPostgres)(
       // A retry of a blipped key runs once, as a fresh claim.
       await expect(call('blip-1')).resolves.toEqual({ value: 2, replayed: false });
       expect(pool.totalCount - pool.idleCount).toBe(0);
+    });
+
+    it("S15/S24: when the work's transaction handle cannot be made after the claim's query went, that transaction ends before its client goes back", async () => {
+      const application = `pool_release_${process.pid}_${Date.now()}`;
+      const onePool = new pg.Pool({
+        connectionString: TEST_DATABASE_URL,
+        max: 1,
+        application_name: application,
+      });
+      onTestFinished(() => onePool.end());
+      const oneDb = drizzle({ client: onePool });
+      const guard = createGuard({ store: postgresStore(oneDb, { table }) });
+      let runs = 0;
+      const call = () =>
+        guard.run({
+          scope: 'acct_1',
+          key: 'no-handle',
+          fingerprint: 'fp',
+          operation: 'pay',
+          work: async () => ++runs,
+        });
+      // The store makes the work's handle with the session's constructor
+      // (src/postgres/pool-transaction.ts): shadow it with one that throws.
+      const session = oneDb._.session as unknown as object;
+      Object.defineProperty(session, 'constructor', {
+        configurable: true,
+        value: class {
+          constructor() {
+            throw new Error('no handle today');
+          }
+        },
+      });
+      try {
+        const error = await call().catch((e: unknown) => e);
+        expect(IdempotencyError.is(error) && error.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
+        expect(String((error as Error).cause)).toContain('no handle today');
+        expect(runs).toBe(0);
+        expect(onePool.totalCount - onePool.idleCount).toBe(0);
+        // Seen from another connection: the pooled one is idle, not idle in the claim's
+        // transaction (which would hold the key's locks for whoever takes the client next).
+        const states = await pool.query<{ state: string }>(
+          'select state from pg_stat_activity where application_name = $1',
+          [application],
+        );
+        expect(states.rows.map((row) => row.state)).toEqual(['idle']);
+      } finally {
+        Reflect.deleteProperty(session, 'constructor');
+      }
+      // The key is free: the next call claims it afresh and runs.
+      await expect(call()).resolves.toEqual({ value: 1, replayed: false });
     });
   },
 );
