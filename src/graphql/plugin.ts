@@ -9,7 +9,12 @@ import {
 import { checkAdapterOptions, scopeOf } from '../core/adapter.js';
 import { IdempotencyError, setupError } from '../core/errors.js';
 import { rollback } from '../core/rollback.js';
-import { type IdempotencyContext, REPLAYED_HEADER, readKeyHeader } from '../core/vocabulary.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  type IdempotencyContext,
+  REPLAYED_HEADER,
+  readKeyHeader,
+} from '../core/vocabulary.js';
 import { errorResult, toGraphQLError } from './errors.js';
 import { schemaGuardsFinder } from './fields.js';
 import { assertBatchKeys, extendCors } from './http.js';
@@ -18,6 +23,9 @@ import { type OperationPlan, planOperation } from './plan.js';
 import { fromStored, isExpectedError, type StoredResult, toStored } from './replay.js';
 
 type Context = Record<string, unknown>;
+
+/** What `onRequestParse` answers for a request with nothing to check: one shared object. */
+const NO_PARSE_HOOKS = Object.freeze({});
 
 /**
  * The hooks Yoga adds to Envelop's, typed structurally so that this package does not
@@ -143,6 +151,9 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
       setExecuteFn((execArgs: ExecutionArgs) => runGuarded(execArgs, executeFn, plan));
     },
     onRequestParse({ request }) {
+      // S20 is about one shared header: without it there is nothing to check, and a plain
+      // query (S17) gets no per-request hook.
+      if (request.headers.get(IDEMPOTENCY_KEY_HEADER) === null) return NO_PARSE_HOOKS;
       return {
         onRequestParseDone({ requestParserResult }) {
           assertBatchKeys(request, requestParserResult, knownSchema, findGuards);
