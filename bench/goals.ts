@@ -167,3 +167,13 @@ export function shortfall(goal: GoalCheck): number {
   if (goal.bound === 'at most') return Math.max(0, goal.value) / goal.limit;
   return goal.value > 0 ? goal.limit / goal.value : Number.POSITIVE_INFINITY;
 }
+
+/**
+ * Two decimals, or three where two would round a missed goal onto its limit (1.3547 shown as
+ * "1.35×, not met" against "at most 1.35×") or a met one past it.
+ */
+export function digitsFor(goal: GoalCheck): number {
+  const shown = Number(goal.value.toFixed(2));
+  const shownMet = goal.bound === 'at most' ? shown <= goal.limit : shown >= goal.limit;
+  return shownMet === goal.met ? 2 : 3;
+}

@@ -1,5 +1,6 @@
 /** Turns a run into the printed table, bench/results/*.json and docs/benchmarks.md. */
 import { designsTable } from './designs.js';
+import { digitsFor } from './goals.js';
 import type { BenchReport, CaseResult, GoalCheck, HttpCaseResult, Interval } from './results.js';
 
 /** What each case id means, for readers of the table. */
@@ -97,16 +98,18 @@ export function goalsTable(goals: readonly GoalCheck[]): string {
       ? `${ratio(goal.best.value, goal.best.interval)} (${goal.best.subject})${goal.best.reachable ? '' : ', **out of reach**'}`
       : '';
     lines.push(
-      `| ${goal.goal} | ${goal.subject} | ${goal.against} | ${ratio(goal.value, goal.interval)} | ${goal.met ? 'met' : '**not met**'} | ${best} | ${goal.note ?? ''} |`,
+      `| ${goal.goal} | ${goal.subject} | ${goal.against} | ${ratio(goal.value, goal.interval, digitsFor(goal))} | ${goal.met ? 'met' : '**not met**'} | ${best} | ${goal.note ?? ''} |`,
     );
   }
   return lines.join('\n');
 }
 
 /** A ratio, with its interval where it has one: `1.38× (1.33-1.41)`. */
-function ratio(value: number, interval: Interval | undefined): string {
-  const text = `${value.toFixed(2)}×`;
-  return interval ? `${text} (${interval[0].toFixed(2)}-${interval[1].toFixed(2)})` : text;
+function ratio(value: number, interval: Interval | undefined, digits = 2): string {
+  const text = `${value.toFixed(digits)}×`;
+  return interval
+    ? `${text} (${interval[0].toFixed(digits)}-${interval[1].toFixed(digits)})`
+    : text;
 }
 
 /**

@@ -8,7 +8,7 @@
  * interval is over it too: the goals table says). A thin line across a bar spans its value's
  * interval (interval.ts), how far the run's noise could move it.
  */
-import { shortfall } from './goals.js';
+import { digitsFor, shortfall } from './goals.js';
 import type { GoalCheck } from './results.js';
 
 const WIDTH = 880;
@@ -30,7 +30,7 @@ export function ratiosSvg(goals: readonly GoalCheck[], subtitle: string): string
       scaled > MAX_SCALE
         ? `<text x="${x(MAX_SCALE) + 4}" y="${y + 14}" fill="${colour}">»</text>`
         : '';
-    const value = `${goal.value.toFixed(2)}× (${goal.bound === 'at most' ? '≤' : '≥'} ${goal.limit}×)`;
+    const value = `${goal.value.toFixed(digitsFor(goal))}× (${goal.bound === 'at most' ? '≤' : '≥'} ${goal.limit}×)`;
     const bestX = goal.best && x(shortfall({ ...goal, value: goal.best.value })).toFixed(1);
     const best = bestX
       ? `<line x1="${bestX}" y1="${y + 1}" x2="${bestX}" y2="${y + ROW - 1}" stroke="#000" stroke-width="3"/>`

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { baselineOf } from '../../bench/baselines.js';
-import { checkGoals } from '../../bench/goals.js';
+import { checkGoals, digitsFor } from '../../bench/goals.js';
 import latest from '../../bench/results/latest.json' with { type: 'json' };
 import type { CaseResult, HttpCaseResult } from '../../bench/results.js';
 
@@ -167,5 +167,13 @@ describe('bench goal checks', () => {
       const floor = check.best!.subject.slice(db.length + 1);
       expect(`${db}.${baselineOf(db, floor)}`, check.best!.subject).toBe(check.against);
     }
+  });
+
+  it('shows a third decimal where two would round the value across its limit', () => {
+    const goal = { goal: '', subject: '', against: '', limit: 1.35, met: false } as const;
+    expect(digitsFor({ ...goal, value: 1.3547, bound: 'at most' })).toBe(3);
+    expect(digitsFor({ ...goal, value: 1.36, bound: 'at most' })).toBe(2);
+    expect(digitsFor({ ...goal, value: 1.349, bound: 'at most', met: true })).toBe(2);
+    expect(digitsFor({ ...goal, value: 0.6951, bound: 'at least', limit: 0.7 })).toBe(3);
   });
 });
