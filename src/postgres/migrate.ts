@@ -5,9 +5,8 @@
  */
 import { sql } from 'drizzle-orm';
 import {
+  assertOneOwner,
   BREAKPOINT,
-  foreignTable,
-  missingTable,
   readMigrations,
   type ShippedMigration,
 } from '../store/migrations.js';
@@ -69,10 +68,7 @@ export async function migratePostgres(
       const [found] = rowsOf<{ found: string | null }>(
         await tx.execute(sql`select to_regclass(${`"${table}"`})::text as found`),
       );
-      if (done.size === 0 && found?.found) throw new Error(foreignTable('migratePostgres', table));
-      if (done.size > 0 && !found?.found) {
-        throw new Error(missingTable('migratePostgres', table, done));
-      }
+      assertOneOwner('migratePostgres', table, done, Boolean(found?.found));
       const applied: string[] = [];
       for (const migration of migrations) {
         if (done.has(migration.tag)) continue;

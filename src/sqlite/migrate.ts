@@ -10,7 +10,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Database } from 'better-sqlite3';
-import { foreignTable, missingTable, readMigrations } from '../store/migrations.js';
+import { assertOneOwner, readMigrations } from '../store/migrations.js';
 import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
 
 export interface MigrateSqliteOptions {
@@ -65,9 +65,7 @@ export function migrateSqlite(
     const done = new Set<string>(
       client.prepare(`SELECT tag FROM ${bookkeeping}`).pluck().all() as string[],
     );
-    const exists = tableExists(client, table);
-    if (done.size === 0 && exists) throw new Error(foreignTable('migrateSqlite', table));
-    if (done.size > 0 && !exists) throw new Error(missingTable('migrateSqlite', table, done));
+    assertOneOwner('migrateSqlite', table, done, tableExists(client, table));
     const record = client.prepare(
       `INSERT INTO ${bookkeeping} (tag, hash, applied_at) VALUES (?, ?, ?)`,
     );

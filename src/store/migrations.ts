@@ -37,26 +37,33 @@ export function readMigrations(folder: URL): ShippedMigration[] {
     });
 }
 
-/**
- * The error message for a records table that is there although our bookkeeping never created
- * it: another tool owns it (drizzle-kit, from a schema that re-exports the table). Running our
- * CREATE TABLE would only fail with "already exists"; say what happened and what to do.
- */
-export function foreignTable(migrator: 'migrateSqlite' | 'migratePostgres', table: string) {
-  return `${migrator}: table "${table}" already exists, but "${table}_migrations" has no record of creating it, so something else made it (drizzle-kit migrate or push, from a schema that re-exports the table). Give the table one owner: if drizzle-kit manages it, stop calling ${migrator}. See docs/migrations.md in the mutation-guard package.`;
-}
+type Migrator = 'migrateSqlite' | 'migratePostgres';
 
 /**
- * The error message for the opposite: our bookkeeping says the table was made, but it is not
- * there (dropped by hand, or the bookkeeping was copied without it). Applying nothing would
- * leave every guarded mutation failing closed on a missing relation; creating it afresh
- * behind the bookkeeping's back could fight a tool that owns it now. Say what happened and
- * what to do.
+ * Refuses to migrate when our bookkeeping and the records table disagree about who made it,
+ * with a message that says what happened and what to do (docs/migrations.md):
+ * - the table is there, but the bookkeeping never created it: another tool owns it
+ *   (drizzle-kit, from a schema that re-exports the table), and our CREATE TABLE would only
+ *   fail with "already exists";
+ * - the bookkeeping says it was created, but it is gone (dropped by hand, or the bookkeeping
+ *   copied without it): applying nothing would leave every guarded mutation failing closed on
+ *   a missing relation, and creating it behind the bookkeeping's back could fight a tool that
+ *   owns it now.
  */
-export function missingTable(
-  migrator: 'migrateSqlite' | 'migratePostgres',
+export function assertOneOwner(
+  migrator: Migrator,
   table: string,
-  applied: Iterable<string>,
-) {
-  return `${migrator}: "${table}_migrations" records ${[...applied].sort().join(', ')} as applied, but table "${table}" does not exist (dropped after it was created?); nothing was changed. To create it afresh (its records are gone already), drop "${table}_migrations" too and call ${migrator} again; if drizzle-kit owns the table, let drizzle-kit create it. See docs/migrations.md in the mutation-guard package.`;
+  applied: ReadonlySet<string>,
+  tableExists: boolean,
+): void {
+  if (applied.size === 0 && tableExists) {
+    throw new Error(
+      `${migrator}: table "${table}" already exists, but "${table}_migrations" has no record of creating it, so something else made it (drizzle-kit migrate or push, from a schema that re-exports the table). Give the table one owner: if drizzle-kit manages it, stop calling ${migrator}. See docs/migrations.md in the mutation-guard package.`,
+    );
+  }
+  if (applied.size > 0 && !tableExists) {
+    throw new Error(
+      `${migrator}: "${table}_migrations" records ${[...applied].sort().join(', ')} as applied, but table "${table}" does not exist (dropped after it was created?); nothing was changed. To create it afresh (its records are gone already), drop "${table}_migrations" too and call ${migrator} again; if drizzle-kit owns the table, let drizzle-kit create it. See docs/migrations.md in the mutation-guard package.`,
+    );
+  }
 }
