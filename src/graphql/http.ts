@@ -18,21 +18,27 @@ interface ResponseLike {
  * more guarded operations cannot say which operation it names. The whole request is
  * refused before anything runs; keys inside each operation's input still work. Without a
  * known schema every mutation counts as guarded.
+ *
+ * Only for a request that carries the header (`hasKeyHeader`): without it there is nothing
+ * to check, and the plugin skips this hook altogether.
  */
 export function assertBatchKeys(
-  request: RequestLike,
   params: unknown,
   schema: GraphQLSchema | undefined,
   findGuards: (schema: GraphQLSchema) => SchemaGuards,
 ): void {
   if (!Array.isArray(params) || params.length < 2) return;
-  if (request.headers.get(IDEMPOTENCY_KEY_HEADER) === null) return;
   let guarded = 0;
   for (const operation of params) {
     if (isGuardedOperation(operation, schema, findGuards)) guarded++;
   }
   if (guarded < 2) return;
   throw toGraphQLError(sharedHeaderKeyError(guarded));
+}
+
+/** Whether the request carries the shared `Idempotency-Key` header S20 is about. */
+export function hasKeyHeader(request: RequestLike): boolean {
+  return request.headers.get(IDEMPOTENCY_KEY_HEADER) !== null;
 }
 
 function isGuardedOperation(

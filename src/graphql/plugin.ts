@@ -9,15 +9,10 @@ import {
 import { checkAdapterOptions, scopeOf } from '../core/adapter.js';
 import { IdempotencyError, setupError } from '../core/errors.js';
 import { rollback } from '../core/rollback.js';
-import {
-  IDEMPOTENCY_KEY_HEADER,
-  type IdempotencyContext,
-  REPLAYED_HEADER,
-  readKeyHeader,
-} from '../core/vocabulary.js';
+import { type IdempotencyContext, REPLAYED_HEADER, readKeyHeader } from '../core/vocabulary.js';
 import { errorResult, toGraphQLError } from './errors.js';
 import { schemaGuardsFinder } from './fields.js';
-import { assertBatchKeys, extendCors } from './http.js';
+import { assertBatchKeys, extendCors, hasKeyHeader } from './http.js';
 import type { IdempotencyPluginOptions } from './options.js';
 import { type OperationPlan, planOperation } from './plan.js';
 import { fromStored, isExpectedError, type StoredResult, toStored } from './replay.js';
@@ -153,10 +148,10 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
     onRequestParse({ request }) {
       // S20 is about one shared header: without it there is nothing to check, and a plain
       // query (S17) gets no per-request hook.
-      if (request.headers.get(IDEMPOTENCY_KEY_HEADER) === null) return NO_PARSE_HOOKS;
+      if (!hasKeyHeader(request)) return NO_PARSE_HOOKS;
       return {
         onRequestParseDone({ requestParserResult }) {
-          assertBatchKeys(request, requestParserResult, knownSchema, findGuards);
+          assertBatchKeys(requestParserResult, knownSchema, findGuards);
         },
       };
     },
