@@ -149,7 +149,7 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
     },
     {
       id: 'first round trip as shipped, fresh key: BEGIN with _begin and the savepoint (ROLLBACK after)',
-      run: () => raw.firstTripShipped(freshKey('first-shipped')),
+      run: () => raw.oneTransactionFirstTrip(freshKey('first-shipped')),
     },
   );
 
@@ -159,7 +159,7 @@ async function postgresDesigns(): Promise<{ cases: TimedCase[]; close: () => Pro
   cases.push(
     {
       id: 'replay, one transaction as shipped: BEGIN with _begin (ROLLBACK after the answer)',
-      run: () => raw.oneTransactionReplay(replayKey),
+      run: () => raw.oneTransactionFirstTrip(replayKey),
     },
     { id: "replay, lease: the claim function's call", run: () => raw.claimReplay(replayKey) },
     {

@@ -207,11 +207,12 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     oneTransactionMerged: threeTrips(beginShipped, finishAndCommit),
 
     /**
-     * A replay in that design: the first query finds the record; the answer is known after
-     * this one round trip, so the ROLLBACK of the empty transaction (and the client's return
-     * to the pool) goes on after the caller has its answer.
+     * That design's first round trip (BEGIN, `_begin`, the savepoint), answered after it; the
+     * ROLLBACK of the transaction (and the client's return to the pool) goes on after the
+     * caller has its answer. On a key with a record it is a replay whole: the answer is known
+     * after this one round trip. On a fresh key it is the claim's first round trip alone.
      */
-    oneTransactionReplay: (key: string) => answeredAfterFirst(beginShipped(key)),
+    oneTransactionFirstTrip: (key: string) => answeredAfterFirst(beginShipped(key)),
 
     /**
      * The claim row inside the business transaction (the claim function, its commit being the
@@ -259,18 +260,17 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
       }),
 
     /**
-     * The first round trip of a fresh call alone, three ways, each answered after it (the
-     * ROLLBACK after, as for a replay): `BEGIN` alone (what the baseline's first round trip
-     * sends), `BEGIN` with a primary-key `SELECT` of the record (the least a design that
-     * reads the record in its transaction sends), and as shipped (`BEGIN`, `_begin`, the
-     * savepoint) on a fresh key. What the claim costs the server beside a plain read.
+     * The first round trip of a fresh call alone, beside the shipped one
+     * (`oneTransactionFirstTrip` on a fresh key), each answered after it (the ROLLBACK after,
+     * as for a replay): `BEGIN` alone (what the baseline's first round trip sends), and `BEGIN`
+     * with a primary-key `SELECT` of the record (the least a design that reads the record in
+     * its transaction sends). What the claim costs the server beside a plain read.
      */
     firstTripBegin: () => answeredAfterFirst(begin),
     firstTripRead: (key: string) =>
       answeredAfterFirst(
         `${begin}; select fingerprint, state, result from "${t}" where scope = 'bench' and key = ${literal(key)}`,
       ),
-    firstTripShipped: (key: string) => answeredAfterFirst(beginShipped(key)),
 
     /** The lease model's replay: one call of the claim function. */
     claimReplay: (key: string) => pool.query(claim, ['bench', key]),
