@@ -58,8 +58,9 @@ describe.skipIf(!pg_.realPostgres)(
       await pool.end();
     });
 
-    it('S15/S24: after more failed BEGINs than the pool has clients, a mutation still runs, and pool.end() returns', async () => {
-      const guard = createGuard({ store: postgresStore(db, { table }) });
+    /** Guarded calls on `on`'s store whose work counts its runs: the call answers the count. */
+    function countingCalls(on: typeof db) {
+      const guard = createGuard({ store: postgresStore(on, { table }) });
       let runs = 0;
       const call = (key: string) =>
         guard.run({
@@ -69,13 +70,18 @@ describe.skipIf(!pg_.realPostgres)(
           operation: 'pay',
           work: async () => ++runs,
         });
+      return { call, runs: () => runs };
+    }
+
+    it('S15/S24: after more failed BEGINs than the pool has clients, a mutation still runs, and pool.end() returns', async () => {
+      const { call, runs } = countingCalls(db);
       // Three failed BEGINs against a pool of two: each answers 503 and runs nothing.
       for (const key of ['blip-1', 'blip-2', 'blip-3']) {
         DyingClient.dieAtNextBegin = 1;
         const error = await call(key).catch((e: unknown) => e);
         expect(IdempotencyError.is(error) && error.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
       }
-      expect(runs).toBe(0);
+      expect(runs()).toBe(0);
       // Leaked clients would make this wait for the pool until connectionTimeoutMillis: 503.
       await expect(call('after-the-blips')).resolves.toEqual({ value: 1, replayed: false });
       // A retry of a blipped key runs once, as a fresh claim.
@@ -92,16 +98,7 @@ describe.skipIf(!pg_.realPostgres)(
       });
       onTestFinished(() => onePool.end());
       const oneDb = drizzle({ client: onePool });
-      const guard = createGuard({ store: postgresStore(oneDb, { table }) });
-      let runs = 0;
-      const call = () =>
-        guard.run({
-          scope: 'acct_1',
-          key: 'no-handle',
-          fingerprint: 'fp',
-          operation: 'pay',
-          work: async () => ++runs,
-        });
+      const { call, runs } = countingCalls(oneDb);
       // The store makes the work's handle with the session's constructor
       // (src/postgres/pool-transaction.ts): shadow it with one that throws.
       const session = oneDb._.session as unknown as object;
@@ -114,10 +111,10 @@ describe.skipIf(!pg_.realPostgres)(
         },
       });
       try {
-        const error = await call().catch((e: unknown) => e);
+        const error = await call('no-handle').catch((e: unknown) => e);
         expect(IdempotencyError.is(error) && error.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
         expect(String((error as Error).cause)).toContain('no handle today');
-        expect(runs).toBe(0);
+        expect(runs()).toBe(0);
         expect(onePool.totalCount - onePool.idleCount).toBe(0);
         // Seen from another connection: the pooled one is idle, not idle in the claim's
         // transaction (which would hold the key's locks for whoever takes the client next).
@@ -130,7 +127,7 @@ describe.skipIf(!pg_.realPostgres)(
         Reflect.deleteProperty(session, 'constructor');
       }
       // The key is free: the next call claims it afresh and runs.
-      await expect(call()).resolves.toEqual({ value: 1, replayed: false });
+      await expect(call('no-handle')).resolves.toEqual({ value: 1, replayed: false });
     });
   },
 );
