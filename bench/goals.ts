@@ -12,8 +12,9 @@
  *   the same server without it.
  *
  * Where the same run measured what no guarded call could beat, the check carries it as its
- * `best`: for the adapters' replays, the same mutation on a server without the plugin that
- * only reads the record (`<surface>.replay-floor`); for the adapters' fresh calls, the same
+ * `best`: for the adapters' replays, the replay answered by the least adapter, which only
+ * reads the key header, hashes the request, reads the record and returns its stored result
+ * (`<surface>.replay-floor-adapter`, bench/apps/least-replay.ts); for the adapters' fresh calls, the same
  * mutation whose resolver writes its row and a complete record in one transaction with a
  * fresh design's raw statements, behind the least adapter, which only wraps the mutation as
  * any guarding middleware or plugin must (`<surface>.fresh-floor-adapter`, bench/apps); for
@@ -76,8 +77,10 @@ export function checkGoals(
    *   mutation, hand its resolver a transaction handle, and run it where the store runs
    *   guarded work (on SQLite in an AsyncLocalStorage frame, so that a guarded call nested in
    *   it joins its transaction, SPEC S23);
-   * - `<db>.<surface>.replay-floor`, an adapter's replay goal's: the same mutation on a server
-   *   without the library whose resolver only reads the record.
+   * - `<db>.<surface>.replay-floor-adapter`, an adapter's replay goal's: the replay answered,
+   *   without the library, by a middleware or plugin that does only what any guarding one
+   *   must: take the key from the header, hash the request once, read the record, and return
+   *   its stored result marked as a replay instead of running the resolver.
    */
   const withFloor = (checked: GoalCheck, floor: string): GoalCheck => {
     if (!cases.some((item) => item.id === floor)) return checked;
@@ -100,7 +103,10 @@ export function checkGoals(
   }
   /** A replay goal, with its floor from the same run through an adapter. */
   const replay = (goal: string, db: CaseResult['db'], surface: string, limit: number) =>
-    withFloor(atMost(goal, db, `${surface}.replay`, limit), `${db}.${surface}.replay-floor`);
+    withFloor(
+      atMost(goal, db, `${surface}.replay`, limit),
+      `${db}.${surface}.replay-floor-adapter`,
+    );
   for (const surface of SURFACES) {
     checks.push(replay('replay ≤ 0.7× unguarded', 'sqlite', surface, 0.7));
   }

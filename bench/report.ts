@@ -11,6 +11,8 @@ const DESCRIPTIONS: Record<string, string> = {
   'graphql.replay': 'GraphQL mutation, guarded, replay',
   'graphql.replay-floor':
     'the replay floor: the mutation without the plugin, its resolver only reading the record',
+  'graphql.replay-floor-adapter':
+    'the replay floor through the least adapter: the replay answered by a plugin that only does what any guarding one must (the key from the header, one SHA-256 of the request, the record read, its stored result parsed and returned, the response marked as a replay), the resolver not run',
   'graphql.fresh-floor':
     "the fresh floor: the mutation without the plugin, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
   'graphql.fresh-floor-adapter':
@@ -23,6 +25,8 @@ const DESCRIPTIONS: Record<string, string> = {
   'trpc.replay': 'tRPC mutation, guarded, replay',
   'trpc.replay-floor':
     'the replay floor: the mutation without the middleware, its resolver only reading the record',
+  'trpc.replay-floor-adapter':
+    'the replay floor through the least adapter: the replay answered by a middleware that only does what any guarding one must (the key from the header, one SHA-256 of the request, the record read, its stored result parsed and returned, the response marked as a replay), the resolver not run',
   'trpc.fresh-floor':
     "the fresh floor: the mutation without the middleware, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
   'trpc.fresh-floor-adapter':
@@ -239,8 +243,14 @@ moves with the machine's noise. Where the brackets straddle a limit, another run
 on either side of it. A floor is called out of reach only when its brackets lie wholly past
 the limit.
 
-- A replay through an adapter: the same mutation on a server without the library whose
-  resolver only reads the record (\`replay-floor\`).
+- A replay through an adapter: the replay answered by the least adapter
+  (\`replay-floor-adapter\`, bench/apps/least-replay.ts), a middleware or plugin that only
+  does what any guarding one must to answer it: take the key from the header, hash the
+  request once (SHA-256 over its JSON as sent, cheaper than the canonical encoding S5 asks
+  for), read the record, parse its stored result and return it with the response marked as
+  a replay, without running the resolver. \`replay-floor\` is the same mutation on a server
+  without the library whose resolver only reads the record, for comparison: no framework
+  layer, no hash, no parse.
 - A fresh call through an adapter: the same mutation whose resolver writes its row and a
   complete record in one transaction with the same raw statements as \`floor.design\`,
   behind the least adapter (\`fresh-floor-adapter\`). That is a middleware or plugin that

@@ -1,16 +1,20 @@
 /**
  * The tRPC app under test, served by tRPC's fetch adapter: `plain` without the library,
  * `plainTx` the same with the insert in a transaction of its own, `guarded` with
- * `idempotency()` concatenated onto the mutation, and `leastAdapter`, the least any guarding
- * middleware does (below). superjson on all, as the package's README wires it.
+ * `idempotency()` concatenated onto the mutation, and `leastAdapter` and `leastReplay`, the
+ * least any guarding middleware does on a fresh call and on a replay (below). superjson on
+ * all, as the package's README wires it.
  */
 import { initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import superjson from 'superjson';
 import { z } from 'zod';
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../../src/core/vocabulary.js';
 import { createGuard } from '../../src/index.js';
 import { idempotency } from '../../src/trpc/index.js';
+import { replayOutcome, type StoredOutcome } from '../../src/trpc/outcome.js';
 import type { BenchDb } from '../db/types.js';
+import { leastReplayLookup } from './least-replay.js';
 
 interface Context {
   req: Request;
@@ -72,13 +76,41 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
       })),
   });
 
+  /**
+   * The least a guarding middleware does to answer a replay (least-replay.ts): the key from
+   * the header, the request's digest and the record, whose stored outcome it parses and
+   * returns, marked as a replay, without calling `next()`. The resolver never runs.
+   */
+  const lookup = leastReplayLookup(db);
+  const leastReplayMiddleware = initTRPC
+    .context<Context>()
+    .create()
+    .procedure.use(async ({ ctx, path, input }) => {
+      const key = ctx.req.headers.get(IDEMPOTENCY_KEY_HEADER);
+      if (key === null) throw new Error('bench: the least replay is sent without a key');
+      const stored = await lookup(key, JSON.stringify({ path, input }));
+      ctx.resHeaders.set(REPLAYED_HEADER, 'true');
+      return replayOutcome<never>(superjson.parse<StoredOutcome>(stored));
+    });
+  const leastReplayRouter = t.router({
+    ping: t.procedure.query(() => 1),
+    pay: t.procedure
+      .input(payInput)
+      .concat(leastReplayMiddleware)
+      .mutation(async ({ input }) => ({
+        id: await db.insert(input.amount),
+        amount: input.amount,
+      })),
+  });
+
   const serve =
     (
       router:
         | typeof plainRouter
         | typeof plainTxRouter
         | typeof guardedRouter
-        | typeof leastAdapterRouter,
+        | typeof leastAdapterRouter
+        | typeof leastReplayRouter,
     ) =>
     (req: Request): Promise<Response> =>
       fetchRequestHandler({
@@ -92,6 +124,7 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
     plainTx: serve(plainTxRouter),
     guarded: serve(guardedRouter),
     leastAdapter: serve(leastAdapterRouter),
+    leastReplay: serve(leastReplayRouter),
   };
 }
 

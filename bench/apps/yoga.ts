@@ -2,12 +2,19 @@
  * The GraphQL app under test: `plain` is the server an app would have without the library,
  * `plainTx` the same with the insert in a transaction of its own (what a careful app does
  * without the library), `guarded` the same schema and resolvers with `useIdempotency`
- * installed, and `leastAdapter` the least any guarding plugin does (below). The one mutation
+ * installed, and `leastAdapter` and `leastReplay` the least any guarding plugin does on a
+ * fresh call and on a replay (below). The one mutation
  * inserts one row: through the guard's transaction when guarded, on the database itself
  * (autocommit, or in its own Drizzle transaction) when not.
  */
-import type { ExecutionArgs } from 'graphql';
-import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
+import {
+  type ExecutionArgs,
+  type ExecutionResult,
+  getOperationAST,
+  getVariableValues,
+} from 'graphql';
+import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../../src/core/vocabulary.js';
 import {
   type IdempotencyContext,
   idempotentDirectiveTypeDefs,
@@ -15,6 +22,7 @@ import {
 } from '../../src/graphql/index.js';
 import { createGuard } from '../../src/index.js';
 import type { BenchDb } from '../db/types.js';
+import { leastReplayLookup } from './least-replay.js';
 
 const typeDefs = /* GraphQL */ `
   ${idempotentDirectiveTypeDefs}
@@ -85,7 +93,13 @@ export function yogaApps<Tx>(
     graphqlEndpoint: endpoints.plain,
     plugins: [leastPlugin(db)],
   });
-  return { plain, plainTx, guarded, leastAdapter };
+  const leastReplay = createYoga<Context>({
+    schema: schema(db),
+    logging: false,
+    graphqlEndpoint: endpoints.plain,
+    plugins: [leastReplayPlugin(db)],
+  });
+  return { plain, plainTx, guarded, leastAdapter, leastReplay };
 }
 
 /**
@@ -103,6 +117,40 @@ function leastPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
         context.leastAdapter = { tx: undefined };
         return db.workContext(async () => executeFn(args));
       });
+    },
+  };
+}
+
+/**
+ * The least a guarding plugin does to answer a replay (least-replay.ts): it replaces the
+ * execution, as `useIdempotency` does, with one that takes the key from the header, the
+ * request's digest and the record, and returns the stored result; the response is marked as
+ * a replay. No resolver runs. The digest covers the query text as sent and the coerced
+ * variables: S5 fingerprints coerced variables, and a replay that does not execute has to
+ * coerce them itself (printing the document is left out: it can be cached per document).
+ */
+function leastReplayPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
+  const lookup = leastReplayLookup(db);
+  const replayed = new WeakSet<Request>();
+  return {
+    onExecute({ args, setExecuteFn }) {
+      const { request, params } = args.contextValue as YogaInitialContext;
+      const key = request.headers.get(IDEMPOTENCY_KEY_HEADER);
+      if (key === null) return;
+      const operation = getOperationAST(args.document, args.operationName);
+      const variables = getVariableValues(
+        args.schema,
+        operation?.variableDefinitions ?? [],
+        (args.variableValues ?? {}) as Record<string, unknown>,
+      );
+      setExecuteFn(async () => {
+        const stored = await lookup(key, JSON.stringify([params.query, variables.coerced]));
+        replayed.add(request);
+        return JSON.parse(stored) as ExecutionResult;
+      });
+    },
+    onResponse({ request, response }) {
+      if (replayed.has(request)) response.headers.set(REPLAYED_HEADER, 'true');
     },
   };
 }

@@ -5,10 +5,14 @@
  * own), guarded with a fresh key, a replay, and a query on the server with and without the
  * plugin (pass-through, SPEC S17).
  *
- * And the replay's floor: the same mutation on a server without the plugin whose resolver
+ * And the replay's floors: the same mutation on a server without the plugin whose resolver
  * only reads the record the replay reads (the store's `read`, one primary-key SELECT). A
  * replay through the framework goes through at least this: the request, the framework's
- * handling of a mutation and its answer, and one read of the record.
+ * handling of a mutation and its answer, and one read of the record (`replay-floor`). And
+ * the same replay answered by the least adapter (`replay-floor-adapter`, bench/apps/
+ * least-replay.ts): a middleware or plugin that reads the key header, hashes the request,
+ * reads the record and returns its stored result, marked as a replay, instead of running the
+ * resolver. No guarded replay through an adapter can beat it.
  *
  * And, where the database has `insertWithRecord` (both do), the fresh call's floors: the same
  * mutation on a server without the plugin whose resolver writes its row and a complete record
@@ -38,6 +42,8 @@ export interface Surface {
   guarded: Handler;
   /** The plain server whose mutation only reads one record (the replay floor). */
   readOnly: (replayKey: string) => Handler;
+  /** The least adapter's replay, answered from the record of the key the request carries. */
+  leastReplay: Handler;
   /**
    * The plain server whose mutation writes its row and a complete record in one transaction
    * (the fresh floor), where the database has `insertWithRecord`.
@@ -77,7 +83,7 @@ function recordingDb<Tx>(db: BenchDb<Tx>): BenchDb<Tx> | undefined {
 }
 
 export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
-  const { plain, plainTx, guarded } = yogaApps(db);
+  const { plain, plainTx, guarded, leastReplay } = yogaApps(db);
   // The fresh floors' servers, on the recording database, built once for both.
   const recordingApps = withDb(recordingDb(db), (recorded) => yogaApps(recorded));
   const post = (body: string, key?: string) =>
@@ -100,6 +106,7 @@ export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
       const { plain: reading } = yogaApps(readingDb(db, replayKey));
       return (request) => reading.fetch(request);
     },
+    leastReplay: (request) => leastReplay.fetch(request),
     recording: recordingApps && ((request) => recordingApps.plain.fetch(request)),
     recordingAdapter: recordingApps && ((request) => recordingApps.leastAdapter.fetch(request)),
     mutation: (key) => post(PAY_BODY, key),
@@ -108,7 +115,7 @@ export function graphqlSurface<Tx>(db: BenchDb<Tx>): Surface {
 }
 
 export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
-  const { plain, plainTx, guarded } = trpcApps(db);
+  const { plain, plainTx, guarded, leastReplay } = trpcApps(db);
   // The fresh floors' servers, on the recording database, built once for both.
   const recordingApps = withDb(recordingDb(db), trpcApps);
   return {
@@ -118,6 +125,7 @@ export function trpcSurface<Tx>(db: BenchDb<Tx>): Surface {
     plainTx,
     guarded,
     readOnly: (replayKey) => trpcApps(readingDb(db, replayKey)).plain,
+    leastReplay,
     recording: recordingApps?.plain,
     recordingAdapter: recordingApps?.leastAdapter,
     mutation: (key) =>
@@ -147,6 +155,7 @@ export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
   await expectAnswer(surface.plainTx, surface.mutation(), null);
   const readOnly = surface.readOnly(replayKey);
   await expectAnswer(readOnly, surface.mutation(), null);
+  await expectAnswer(surface.leastReplay, surface.mutation(replayKey), 'true');
   const { recording, recordingAdapter } = surface;
   if (recording) await expectAnswer(recording, surface.mutation(), null);
   if (recordingAdapter) await expectAnswer(recordingAdapter, surface.mutation(), null);
@@ -167,6 +176,10 @@ export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
     },
     { id: id('replay'), run: call(surface.guarded, () => surface.mutation(replayKey)) },
     { id: id('replay-floor'), run: call(readOnly, () => surface.mutation()) },
+    {
+      id: id('replay-floor-adapter'),
+      run: call(surface.leastReplay, () => surface.mutation(replayKey)),
+    },
     ...(recording
       ? [{ id: id('fresh-floor'), run: call(recording, () => surface.mutation()) }]
       : []),
