@@ -84,6 +84,20 @@ const wiring: WiringCase[] = [
     best: { subject: 'sqlite.trpc.fresh-floor-adapter', value: 1.2, reachable: true },
   },
   {
+    name: "bounds an adapter's replay by the least adapter's replay, not by the plain server's read",
+    medians: {
+      'sqlite.trpc.unguarded': 100,
+      'sqlite.trpc.replay': 82,
+      'sqlite.trpc.replay-floor': 66,
+      'sqlite.trpc.replay-floor-adapter': 74,
+    },
+    subject: 'sqlite.trpc.replay',
+    against: 'sqlite.trpc.unguarded',
+    value: 0.82,
+    met: false,
+    best: { subject: 'sqlite.trpc.replay-floor-adapter', value: 0.74, reachable: false },
+  },
+  {
     name: "bounds the core's fresh call by the design floor of the same database",
     medians: {
       'postgres.floor.insert-tx': 1000,
