@@ -49,6 +49,7 @@ const POSTGRES_BASELINES: Record<string, string> = {
   'trpc.fresh-floor': 'trpc.unguarded-tx',
   'trpc.fresh-floor-adapter': 'trpc.unguarded-tx',
   'floor.design': 'floor.insert-tx',
+  'floor.design-replay': 'floor.insert-tx',
   'core.fresh': 'floor.insert-tx',
   'core.replay': 'floor.insert-tx',
 };

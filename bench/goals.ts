@@ -12,17 +12,19 @@
  *   the same server without it.
  *
  * Where the same run measured what no guarded call could beat, the check carries it as its
- * `best`: for the adapters' replays, the replay answered by the least adapter, which only
- * reads the key header, hashes the request, reads the record and returns its stored result
- * (`<surface>.replay-floor-adapter`, bench/apps/least-replay.ts); for the adapters' fresh calls, the same
- * mutation whose resolver writes its row and a complete record in one transaction with a
- * fresh design's raw statements, behind the least adapter, which only wraps the mutation as
- * any guarding middleware or plugin must (`<surface>.fresh-floor-adapter`, bench/apps); for
- * the core's fresh call on either database, a fresh design's raw statements around the same
- * insert (`floor.design`, timed in the same rounds as `core.fresh`: a floor from another
- * group of rounds can land above the guarded call it is meant to bound, as one run's did);
- * for HTTP, the servers that send the two cheapest designs' statements with no guard at all
- * (`design-*`, the better of the two).
+ * `best`: for the adapters' replays, the replay answered by the least adapter, which only reads
+ * the key header, hashes the request, reads the record and returns its stored result
+ * (`<surface>.replay-floor-adapter`, bench/apps/least-replay.ts); for the adapters' fresh
+ * calls, the same mutation whose resolver writes its row and a complete record in one
+ * transaction with a fresh design's raw statements, behind the least adapter, which only wraps
+ * the mutation as any guarding middleware or plugin must (`<surface>.fresh-floor-adapter`,
+ * bench/apps); for the core's fresh call on either database, a fresh design's raw statements
+ * around the same insert (`floor.design`, timed in the same rounds as `core.fresh`: a floor
+ * from another group of rounds can land above the guarded call it is meant to bound, as one
+ * run's did); for the core's replay on Postgres, the shipped replay's raw statements on the
+ * same record (`floor.design-replay`, in the same rounds as `core.replay`); for HTTP, the
+ * servers that send the two cheapest designs' statements with no guard at all (`design-*`, the
+ * better of the two).
  * A goal whose bound is out of reach cannot be met by cutting the library's own code. In
  * process, each ratio is paired by round and comes with an interval (interval.ts), and a
  * floor is out of reach only when its whole interval is past the limit: a floor just over
@@ -77,6 +79,8 @@ export function checkGoals(
    *   mutation, hand its resolver a transaction handle, and run it where the store runs
    *   guarded work (on SQLite in an AsyncLocalStorage frame, so that a guarded call nested in
    *   it joins its transaction, SPEC S23);
+   * - `<db>.floor.design-replay`, the core replay goal's: the shipped replay's raw statements
+   *   on the same record (bench/db/types.ts, `replayDesign`);
    * - `<db>.<surface>.replay-floor-adapter`, an adapter's replay goal's: the replay answered,
    *   without the library, by a middleware or plugin that does only what any guarding one
    *   must: take the key from the header, hash the request once, read the record, and return
@@ -101,12 +105,12 @@ export function checkGoals(
     const fresh = atMost('fresh ≤ 1.25× unguarded', 'sqlite', `${surface}.fresh`, 1.25);
     checks.push(withFloor(fresh, freshFloor('sqlite', surface)));
   }
-  /** A replay goal, with its floor from the same run through an adapter. */
+  /** A replay goal's floor: the shipped replay's statements (core), the least adapter's (else). */
+  const replayFloor = (db: CaseResult['db'], surface: string) =>
+    surface === 'core' ? `${db}.floor.design-replay` : `${db}.${surface}.replay-floor-adapter`;
+  /** A replay goal, with its floor from the same run. */
   const replay = (goal: string, db: CaseResult['db'], surface: string, limit: number) =>
-    withFloor(
-      atMost(goal, db, `${surface}.replay`, limit),
-      `${db}.${surface}.replay-floor-adapter`,
-    );
+    withFloor(atMost(goal, db, `${surface}.replay`, limit), replayFloor(db, surface));
   for (const surface of SURFACES) {
     checks.push(replay('replay ≤ 0.7× unguarded', 'sqlite', surface, 0.7));
   }

@@ -40,6 +40,8 @@ const DESCRIPTIONS: Record<string, string> = {
   'floor.store': "store floor: the store's claimAndRun around the insert, no guard",
   'floor.design':
     "design floor: a fresh design's raw statements around the insert, no library code (SQLite: record written last, the cheapest design; Postgres: the shipped statements, three round trips)",
+  'floor.design-replay':
+    "replay design floor: the shipped replay's raw statements on the same record, no library code (BEGIN with `_begin`, answered after that one round trip, the ROLLBACK after the answer)",
   'core.fresh': '`guard.run`, fresh key (no framework)',
   'core.replay': '`guard.run`, replay (no framework)',
   'peer-memory.fresh': '@node-idempotency/core, memory storage, fresh key',
@@ -264,6 +266,9 @@ the limit.
   (\`floor.design\`: on SQLite "record written last", the cheapest design; on Postgres the
   shipped statements in three round trips; "Floors" below has every design, timed in rounds
   of their own).
+- The core's replay (Postgres): the shipped replay's raw statements on the same record
+  (\`floor.design-replay\`: BEGIN with \`_begin\`, answered after that one round trip, the
+  ROLLBACK after the answer).
 - HTTP: the better of the two servers that send the cheapest designs' statements with no
   guard at all (\`design-*\`).
 

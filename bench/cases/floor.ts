@@ -82,6 +82,9 @@ export async function floorCases<Tx>(
     { id: 'core.fresh', run: guarded(() => freshKey('core')) },
     { id: 'core.replay', run: guarded(() => replayKey) },
   ];
+  const { replayDesign } = db;
+  // On the same record as `core.replay`, so that it reads what the guard's replay reads.
+  if (replayDesign) cases.push({ id: 'floor.design-replay', run: () => replayDesign(replayKey) });
   for (const peer of peers) {
     const peerReplayKey = freshKey(`peer-${peer.storage}-replay`);
     await peer.pay(peerReplayKey);

@@ -95,6 +95,7 @@ export function postgresBenchDb(
     // The design floor's statements with the insert's id, for the adapters' fresh floor.
     insertWithRecord: (amount, key) => designs.oneTransactionMerged(key, amount),
     freshDesign: (key) => designs.oneTransactionMerged(key),
+    replayDesign: (key) => designs.oneTransactionFirstTrip(key),
     // The store on a Pool runs guarded work in no context of its own.
     workContext: (work) => work(),
     roundTrip: () => pool.query('select 1'),

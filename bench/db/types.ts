@@ -31,6 +31,13 @@ export interface BenchDb<Tx = unknown> {
    */
   freshDesign(key: string): Promise<unknown>;
   /**
+   * A replay's design floor, where a goal bounds the core's replay (Postgres), timed in the
+   * same rounds as `core.replay`: the shipped replay's statements on `key`'s complete record,
+   * sent raw (BEGIN with `_begin` and the savepoint, answered after that one round trip, the
+   * ROLLBACK after the answer, as the store sends them on a node-postgres Pool).
+   */
+  replayDesign?(key: string): Promise<unknown>;
+  /**
    * Runs `work` where the store runs a guarded call's work besides its transaction: on SQLite
    * in an AsyncLocalStorage frame, so that a guarded call nested in the work joins its
    * transaction instead of waiting for it (SPEC S23, src/sqlite/lock.ts); on Postgres (a

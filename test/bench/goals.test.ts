@@ -98,6 +98,19 @@ const wiring: WiringCase[] = [
     best: { subject: 'sqlite.trpc.replay-floor-adapter', value: 0.74, reachable: false },
   },
   {
+    name: "bounds the core's replay on Postgres by the shipped replay's raw statements",
+    medians: {
+      'postgres.floor.insert-tx': 1000,
+      'postgres.core.replay': 480,
+      'postgres.floor.design-replay': 300,
+    },
+    subject: 'postgres.core.replay',
+    against: 'postgres.floor.insert-tx',
+    value: 0.48,
+    met: false,
+    best: { subject: 'postgres.floor.design-replay', value: 0.3, reachable: true },
+  },
+  {
     name: "bounds the core's fresh call by the design floor of the same database",
     medians: {
       'postgres.floor.insert-tx': 1000,
