@@ -10,7 +10,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'graphql.fresh': 'GraphQL mutation, guarded, fresh key',
   'graphql.replay': 'GraphQL mutation, guarded, replay',
   'graphql.replay-floor':
-    'the replay floor: the mutation without the plugin, its resolver only reading the record',
+    'the plain read: the mutation without the plugin, its resolver only reading the record (for comparison)',
   'graphql.replay-floor-adapter':
     'the replay floor through the least adapter: the replay answered by a plugin that only does what any guarding one must (the key from the header, one SHA-256 of the request, the record read, its stored result parsed and returned, the response marked as a replay), the resolver not run',
   'graphql.fresh-floor':
@@ -24,7 +24,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'trpc.fresh': 'tRPC mutation, guarded, fresh key',
   'trpc.replay': 'tRPC mutation, guarded, replay',
   'trpc.replay-floor':
-    'the replay floor: the mutation without the middleware, its resolver only reading the record',
+    'the plain read: the mutation without the middleware, its resolver only reading the record (for comparison)',
   'trpc.replay-floor-adapter':
     'the replay floor through the least adapter: the replay answered by a middleware that only does what any guarding one must (the key from the header, one SHA-256 of the request, the record read, its stored result parsed and returned, the response marked as a replay), the resolver not run',
   'trpc.fresh-floor':
@@ -248,11 +248,13 @@ the limit.
 - A replay through an adapter: the replay answered by the least adapter
   (\`replay-floor-adapter\`, bench/apps/least-replay.ts), a middleware or plugin that only
   does what any guarding one must to answer it: take the key from the header, hash the
-  request once (SHA-256 over its JSON as sent, cheaper than the canonical encoding S5 asks
-  for), read the record, parse its stored result and return it with the response marked as
-  a replay, without running the resolver. \`replay-floor\` is the same mutation on a server
-  without the library whose resolver only reads the record, for comparison: no framework
-  layer, no hash, no parse.
+  request once (SHA-256 over its JSON as the adapter has it, with GraphQL's variables
+  coerced as S5 asks; cheaper than S5's canonical encoding), read the record, parse its
+  stored result and return it with the response marked as a replay, without running the
+  resolver. \`replay-floor\` is the same mutation on a server without the library whose
+  resolver only reads the record, for comparison. It is not a bound: it runs the framework's
+  execution of the mutation, which a replay need not (on GraphQL it can cost more than the
+  least adapter's replay).
 - A fresh call through an adapter: the same mutation whose resolver writes its row and a
   complete record in one transaction with the same raw statements as \`floor.design\`,
   behind the least adapter (\`fresh-floor-adapter\`). That is a middleware or plugin that
@@ -343,9 +345,10 @@ How to read it against the goals:
 - **Replays**: as shipped, \`BEGIN\` with \`_begin\`, which finds the record; the answer comes
   after that round trip, and the \`ROLLBACK\` of the empty transaction runs after it. Its floor
   is that first query; the lease's claim function (one autocommit statement) and a primary-key
-  \`SELECT\` are below it. Through the adapters, the replay floor rows in the goals table (the
-  same mutation on a server without the plugin, its resolver only reading the record) show
-  what the framework itself costs.
+  \`SELECT\` are below it. The core's replay is checked against it in the goals table
+  (\`floor.design-replay\`, timed in the same rounds). Through the adapters, the
+  \`replay-floor-adapter\` rows (the least adapter answering the replay) show what the
+  framework itself costs.
 - **SQLite as shipped: one transaction too.** The store reads the record without queuing
   (so a replay is that one \`SELECT\`), then \`BEGIN IMMEDIATE\`, reads it again under the
   write lock, runs the work in a savepoint, writes the complete record once and commits: one

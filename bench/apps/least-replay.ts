@@ -1,9 +1,9 @@
 /**
  * The least any guarding middleware or plugin does to answer a replay, with no guard: the
  * adapters' replay floor (bench/cases/surfaces.ts). Given the key the request carries and the
- * request as its adapter sees it, it takes one SHA-256 of the request (SPEC S5: a replay is
- * answered only for the request that stored the record, so whatever answers it hashes the
- * request first), reads the record (one primary-key read, the store's own `read`) and hands
+ * request as its adapter sees it, it takes one SHA-256 of the request (SPEC S5, S6: a replay
+ * answers only the request that stored the record, so whatever answers it hashes the request
+ * first), reads the record (one primary-key read, the store's own `read`) and hands
  * back the stored result as text. The adapter then parses it, marks its response as a replay
  * (S9) and answers without running the resolver.
  *

@@ -3,9 +3,9 @@
  * `plainTx` the same with the insert in a transaction of its own (what a careful app does
  * without the library), `guarded` the same schema and resolvers with `useIdempotency`
  * installed, and `leastAdapter` and `leastReplay` the least any guarding plugin does on a
- * fresh call and on a replay (below). The one mutation
- * inserts one row: through the guard's transaction when guarded, on the database itself
- * (autocommit, or in its own Drizzle transaction) when not.
+ * fresh call and on a replay (below). The one mutation inserts one row: through the guard's
+ * transaction when guarded, on the database itself (autocommit, or in its own Drizzle
+ * transaction) when not.
  */
 import {
   type ExecutionArgs,

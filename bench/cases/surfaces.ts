@@ -5,14 +5,13 @@
  * own), guarded with a fresh key, a replay, and a query on the server with and without the
  * plugin (pass-through, SPEC S17).
  *
- * And the replay's floors: the same mutation on a server without the plugin whose resolver
- * only reads the record the replay reads (the store's `read`, one primary-key SELECT). A
- * replay through the framework goes through at least this: the request, the framework's
- * handling of a mutation and its answer, and one read of the record (`replay-floor`). And
- * the same replay answered by the least adapter (`replay-floor-adapter`, bench/apps/
- * least-replay.ts): a middleware or plugin that reads the key header, hashes the request,
- * reads the record and returns its stored result, marked as a replay, instead of running the
- * resolver. No guarded replay through an adapter can beat it.
+ * And the replay's floor: the replay answered by the least adapter (`replay-floor-adapter`,
+ * bench/apps/least-replay.ts), a middleware or plugin that reads the key header, hashes the
+ * request, reads the record the replay reads (the store's `read`, one primary-key SELECT)
+ * and returns its stored result, marked as a replay, instead of running the resolver. No
+ * guarded replay through an adapter can beat it. Beside it, for comparison, the same mutation
+ * on a server without the plugin whose resolver only reads that record (`replay-floor`): not
+ * a bound, since a replay need not run the framework's execution of the mutation at all.
  *
  * And, where the database has `insertWithRecord` (both do), the fresh call's floors: the same
  * mutation on a server without the plugin whose resolver writes its row and a complete record
@@ -40,7 +39,7 @@ export interface Surface {
   /** The plain server whose mutation writes in a transaction of its own. */
   plainTx: Handler;
   guarded: Handler;
-  /** The plain server whose mutation only reads one record (the replay floor). */
+  /** The plain server whose mutation only reads one record (for comparison with a replay). */
   readOnly: (replayKey: string) => Handler;
   /** The least adapter's replay, answered from the record of the key the request carries. */
   leastReplay: Handler;
