@@ -1,0 +1,31 @@
+/**
+ * The bench's generated page (bench/report.ts, `docsPage`): it names the run's Postgres round
+ * trip, which decides how the Postgres ratios read on another host, and says nothing of it
+ * when the run has no such case.
+ */
+import { describe, expect, it } from 'vitest';
+import { docsPage } from '../../bench/report.js';
+import latest from '../../bench/results/latest.json' with { type: 'json' };
+import type { BenchReport } from '../../bench/results.js';
+
+const report = latest as unknown as BenchReport;
+
+describe('docsPage', () => {
+  it("states this run's Postgres round trip beside the note on what it changes", () => {
+    const cases = report.cases.map((item) =>
+      item.id === 'postgres.floor.round-trip' ? { ...item, median: 77 } : item,
+    );
+    const page = docsPage({ ...report, cases });
+    expect(page).toContain('on a host where a round trip costs less');
+    expect(page).toContain('a raw `SELECT 1` over loopback): 77.0 µs.');
+  });
+
+  it('leaves the note out when the run timed no Postgres round trip', () => {
+    const cases = report.cases.filter((item) => item.id !== 'postgres.floor.round-trip');
+    const page = docsPage({ ...report, cases });
+    expect(page).not.toContain('round trip costs less');
+    expect(page).toContain(
+      'Compare\n  ratios from one run, not absolute times across runs.\n\n## Goals',
+    );
+  });
+});
