@@ -17,7 +17,7 @@ describe('docsPage', () => {
     );
     const page = docsPage({ ...report, cases });
     expect(page).toContain('on a host where a round trip costs less');
-    expect(page).toContain('a raw `SELECT 1` over loopback): 77.0 µs.');
+    expect(page).toContain('`SELECT 1` over loopback): 77.0 µs.');
   });
 
   it('leaves the note out when the run timed no Postgres round trip', () => {
