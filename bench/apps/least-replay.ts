@@ -13,7 +13,7 @@
  * the record's (written by the library's encoding, so it would not match; a string comparison
  * costs nothing measurable), and it checks no lease, expiry or scope.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from '../../src/core/hash.js';
 import type { StoreExtras } from '../../src/store/index.js';
 import type { BenchDb } from '../db/types.js';
 
@@ -26,7 +26,7 @@ export function leastReplayLookup<Tx>(
   const store = db.store as BenchDb<Tx>['store'] & StoreExtras;
   return async (key, request) => {
     // The digest's work, not its value, is the point (see above: it is not compared).
-    createHash('sha256').update(request).digest('base64url');
+    sha256(request);
     const record = await store.read({ scope: SCOPE, key });
     if (record?.state !== 'complete') throw new Error('bench: the replay record is missing');
     return record.result ?? 'null';
