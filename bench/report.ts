@@ -4,6 +4,11 @@ import { digitsFor } from './goals.js';
 import type { BenchReport, CaseResult, GoalCheck, HttpCaseResult, Interval } from './results.js';
 
 /** What each case id means, for readers of the table. */
+/** The least adapter's replay (bench/apps/least-replay.ts), as a tRPC middleware or a Yoga plugin. */
+function leastReplayDescription(adapter: 'middleware' | 'plugin'): string {
+  return `the replay floor through the least adapter: the replay answered by a ${adapter} that only does what any guarding one must (the key from the header, one SHA-256 of the request, the record read, its stored result parsed and returned, the response marked as a replay), the resolver not run`;
+}
+
 const DESCRIPTIONS: Record<string, string> = {
   'graphql.unguarded': 'GraphQL mutation (1 insert), server without the plugin',
   'graphql.unguarded-tx': 'the same, the insert in a Drizzle transaction of its own',
@@ -11,8 +16,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'graphql.replay': 'GraphQL mutation, guarded, replay',
   'graphql.replay-floor':
     'the plain read: the mutation without the plugin, its resolver only reading the record (for comparison)',
-  'graphql.replay-floor-adapter':
-    'the replay floor through the least adapter: the replay answered by a plugin that only does what any guarding one must (the key from the header, one SHA-256 of the request, the record read, its stored result parsed and returned, the response marked as a replay), the resolver not run',
+  'graphql.replay-floor-adapter': leastReplayDescription('plugin'),
   'graphql.fresh-floor':
     "the fresh floor: the mutation without the plugin, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
   'graphql.fresh-floor-adapter':
@@ -25,8 +29,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'trpc.replay': 'tRPC mutation, guarded, replay',
   'trpc.replay-floor':
     'the plain read: the mutation without the middleware, its resolver only reading the record (for comparison)',
-  'trpc.replay-floor-adapter':
-    'the replay floor through the least adapter: the replay answered by a middleware that only does what any guarding one must (the key from the header, one SHA-256 of the request, the record read, its stored result parsed and returned, the response marked as a replay), the resolver not run',
+  'trpc.replay-floor-adapter': leastReplayDescription('middleware'),
   'trpc.fresh-floor':
     "the fresh floor: the mutation without the middleware, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
   'trpc.fresh-floor-adapter':
