@@ -16,8 +16,9 @@
  * the key header, hashes the request, reads the record and returns its stored result
  * (`<surface>.replay-floor-adapter`, bench/apps/least-replay.ts); for the adapters' fresh
  * calls, the same mutation whose resolver writes its row and a complete record in one
- * transaction with a fresh design's raw statements, behind the least adapter, which only wraps
- * the mutation as any guarding middleware or plugin must (`<surface>.fresh-floor-adapter`,
+ * transaction with a fresh design's raw statements, behind the least adapter, which only reads
+ * the key header, hashes the request and wraps the mutation, as any guarding middleware or
+ * plugin must (`<surface>.fresh-floor-adapter`,
  * bench/apps); for the core's fresh call on either database, a fresh design's raw statements
  * around the same insert (`floor.design`, timed in the same rounds as `core.fresh`: a floor
  * from another group of rounds can land above the guarded call it is meant to bound, as one
@@ -75,8 +76,9 @@ export function checkGoals(
    * - `<db>.<surface>.fresh-floor-adapter`, an adapter's fresh goal's: the same mutation on a
    *   server without the library whose resolver writes its row and a complete record in one
    *   transaction with a fresh design's raw statements (bench/db/types.ts, `insertWithRecord`),
-   *   behind a middleware or plugin that does only what any guarding one must: wrap the
-   *   mutation, hand its resolver a transaction handle, and run it where the store runs
+   *   behind a middleware or plugin that does only what any guarding one must: read the key
+   *   header, hash the request once (as the least replay does), wrap the mutation, hand its
+   *   resolver a transaction handle, and run it where the store runs
    *   guarded work (on SQLite in an AsyncLocalStorage frame, so that a guarded call nested in
    *   it joins its transaction, SPEC S23);
    * - `<db>.floor.design-replay`, the core replay goal's: the shipped replay's raw statements

@@ -9,6 +9,11 @@ function leastReplayDescription(adapter: 'middleware' | 'plugin'): string {
   return `the replay floor through the least adapter: the replay answered by a ${adapter} that only does what any guarding one must (the key from the header, one SHA-256 of the request, the record read, its stored result parsed and returned, the response marked as a replay), the resolver not run`;
 }
 
+/** The least adapter's fresh call (bench/apps), as a tRPC middleware or a Yoga plugin. */
+function leastFreshDescription(adapter: 'middleware' | 'plugin', runs: string): string {
+  return `the fresh floor through the least adapter: the same, behind a ${adapter} that only does what any guarding one must (the key from the header and one SHA-256 of the request, as for the least replay; the transaction handle in the context; the ${runs} run, on SQLite in an AsyncLocalStorage frame as the store runs guarded work)`;
+}
+
 const DESCRIPTIONS: Record<string, string> = {
   'graphql.unguarded': 'GraphQL mutation (1 insert), server without the plugin',
   'graphql.unguarded-tx': 'the same, the insert in a Drizzle transaction of its own',
@@ -19,8 +24,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'graphql.replay-floor-adapter': leastReplayDescription('plugin'),
   'graphql.fresh-floor':
     "the fresh floor: the mutation without the plugin, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
-  'graphql.fresh-floor-adapter':
-    'the fresh floor through the least adapter: the same, behind a plugin that only runs the operation as any guarding one must (the transaction handle in the context; on SQLite in an AsyncLocalStorage frame, as the store runs guarded work)',
+  'graphql.fresh-floor-adapter': leastFreshDescription('plugin', 'operation'),
   'graphql.query-plain': 'GraphQL query, server without the plugin',
   'graphql.query-plugin': 'GraphQL query, server with the plugin (pass-through)',
   'trpc.unguarded': 'tRPC mutation (1 insert), no middleware',
@@ -32,8 +36,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'trpc.replay-floor-adapter': leastReplayDescription('middleware'),
   'trpc.fresh-floor':
     "the fresh floor: the mutation without the middleware, its resolver writing the row and a complete record in one transaction with the design floor's raw statements",
-  'trpc.fresh-floor-adapter':
-    'the fresh floor through the least adapter: the same, behind a middleware that only runs the procedure as any guarding one must (the transaction handle in the context; on SQLite in an AsyncLocalStorage frame, as the store runs guarded work)',
+  'trpc.fresh-floor-adapter': leastFreshDescription('middleware', 'procedure'),
   'trpc.query-plain': 'tRPC query, router without the middleware',
   'trpc.query-plugin': 'tRPC query, router with guarded mutations (pass-through)',
   'floor.insert': 'the insert alone (autocommit), no framework',
@@ -277,8 +280,10 @@ the limit.
 - A fresh call through an adapter: the same mutation whose resolver writes its row and a
   complete record in one transaction with the same raw statements as \`floor.design\`,
   behind the least adapter (\`fresh-floor-adapter\`). That is a middleware or plugin that
-  only does what any guarding one must: wrap the mutation and hand its resolver a
-  transaction handle in the context. On SQLite it also runs the mutation in an
+  only does what any guarding one must: take the key from the header and hash the request
+  once, as the least replay does (a guard cannot know a call is fresh before it has looked
+  up its key, and the record stores the request's digest), then wrap the mutation and hand
+  its resolver a transaction handle in the context. On SQLite it also runs the mutation in an
   AsyncLocalStorage frame, as the store runs guarded work, so that a guarded call nested in
   it joins its transaction instead of waiting for it (SPEC S23); on Node 20 every promise
   made inside such a frame costs more. \`fresh-floor\` is the same resolver on the plain

@@ -14,6 +14,7 @@ import {
   getVariableValues,
 } from 'graphql';
 import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { sha256 } from '../../src/core/hash.js';
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../../src/core/vocabulary.js';
 import {
   type IdempotencyContext,
@@ -103,19 +104,25 @@ export function yogaApps<Tx>(
 }
 
 /**
- * The least a guarding plugin does, with no guard: it replaces the execution, as
- * `useIdempotency` does, to hand the resolvers a transaction handle in the context and run
- * the operation where the store runs guarded work (`db.workContext`). Built on a database
- * whose `insert` stores a record too, it is the adapter's fresh floor (bench/cases/surfaces.ts).
- * The handle is a stand-in, so the resolver writes as an unguarded one does.
+ * The least a guarding plugin does on a fresh call, with no guard: what it must before it can
+ * know the call is fresh (`requestOf`: the key from the header and the request's digest, as
+ * the least replay takes them), then it replaces the execution, as `useIdempotency` does, to
+ * hand the resolvers a transaction handle in the context and run the operation where the
+ * store runs guarded work (`db.workContext`). Built on a database whose `insert` stores a
+ * record too, it is the adapter's fresh floor (bench/cases/surfaces.ts). The handle is a
+ * stand-in, so the resolver writes as an unguarded one does; the record it writes carries a
+ * key and fingerprint of the bench's own, not these (their work, not their values, is the
+ * point).
  */
 function leastPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
   return {
-    onExecute({ executeFn, setExecuteFn }) {
-      setExecuteFn((args: ExecutionArgs) => {
-        const context = args.contextValue as Context;
-        context.leastAdapter = { tx: undefined };
-        return db.workContext(async () => executeFn(args));
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const { key, request } = requestOf(args);
+      setExecuteFn((execArgs: ExecutionArgs) => {
+        sha256(request);
+        const context = execArgs.contextValue as Context;
+        context.leastAdapter = { tx: undefined, key };
+        return db.workContext(async () => executeFn(execArgs));
       });
     },
   };
@@ -123,29 +130,19 @@ function leastPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
 
 /**
  * The least a guarding plugin does to answer a replay (least-replay.ts): it replaces the
- * execution, as `useIdempotency` does, with one that takes the key from the header, the
- * request's digest and the record, and returns the stored result; the response is marked as
- * a replay. No resolver runs. The digest covers the query text as sent and the coerced
- * variables: S5 fingerprints coerced variables, and a replay that does not execute has to
- * coerce them itself (printing the document is left out: it can be cached per document).
+ * execution, as `useIdempotency` does, with one that takes the record of the request's key
+ * and digest (`requestOf`) and returns the stored result; the response is marked as a
+ * replay. No resolver runs.
  */
 function leastReplayPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
   const lookup = leastReplayLookup(db);
   const replayed = new WeakSet<Request>();
   return {
     onExecute({ args, setExecuteFn }) {
-      const { request, params } = args.contextValue as YogaInitialContext;
-      const key = request.headers.get(IDEMPOTENCY_KEY_HEADER);
-      if (key === null) return;
-      const operation = getOperationAST(args.document, args.operationName);
-      const variables = getVariableValues(
-        args.schema,
-        operation?.variableDefinitions ?? [],
-        (args.variableValues ?? {}) as Record<string, unknown>,
-      );
+      const { key, request } = requestOf(args);
       setExecuteFn(async () => {
-        const stored = await lookup(key, JSON.stringify([params.query, variables.coerced]));
-        replayed.add(request);
+        const stored = await lookup(key, request);
+        replayed.add((args.contextValue as YogaInitialContext).request);
         return JSON.parse(stored) as ExecutionResult;
       });
     },
@@ -153,6 +150,26 @@ function leastReplayPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
       if (replayed.has(request)) response.headers.set(REPLAYED_HEADER, 'true');
     },
   };
+}
+
+/**
+ * What any guarding plugin takes from a mutation before it can look at its key: the key from
+ * the header, and the request as its digest covers it, the query text as sent and the coerced
+ * variables. S5 fingerprints coerced variables, so a plugin coerces them itself before the
+ * execution does (printing the document is left out: it can be cached per document). The
+ * bench always sends a key; a request without one is a broken case.
+ */
+function requestOf(args: ExecutionArgs): { key: string; request: string } {
+  const { request, params } = args.contextValue as YogaInitialContext;
+  const key = request.headers.get(IDEMPOTENCY_KEY_HEADER);
+  if (key === null) throw new Error('bench: the least adapter is sent no key');
+  const operation = getOperationAST(args.document, args.operationName);
+  const variables = getVariableValues(
+    args.schema,
+    operation?.variableDefinitions ?? [],
+    (args.variableValues ?? {}) as Record<string, unknown>,
+  );
+  return { key, request: JSON.stringify([params.query, variables.coerced]) };
 }
 
 /** The POST body of the mutation, the same for every call (so one fingerprint per key). */

@@ -17,10 +17,12 @@
  * mutation on a server without the plugin whose resolver writes its row and a complete record
  * in one transaction with a fresh design's raw statements (bench/db/types.ts says which), on
  * the plain server (`fresh-floor`) and behind the least adapter, a middleware or plugin that
- * only does what any guarding one must (`fresh-floor-adapter`, bench/apps): wrap the
- * mutation, hand its resolver a transaction handle, and run it where the store runs guarded
- * work (on SQLite in an AsyncLocalStorage frame, SPEC S23). No guarded call through an
- * adapter can beat the second.
+ * only does what any guarding one must (`fresh-floor-adapter`, bench/apps): read the key
+ * header and hash the request once, as the least replay does (nothing can know a call is
+ * fresh before it has looked up its key, and the record stores the request's digest), wrap
+ * the mutation, hand its resolver a transaction handle, and run it where the store runs
+ * guarded work (on SQLite in an AsyncLocalStorage frame, SPEC S23). Its calls carry a fresh
+ * key. No guarded call through an adapter can beat the second.
  */
 
 import type { StoreExtras } from '../../src/store/index.js';
@@ -157,7 +159,9 @@ export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
   await expectAnswer(surface.leastReplay, surface.mutation(replayKey), 'true');
   const { recording, recordingAdapter } = surface;
   if (recording) await expectAnswer(recording, surface.mutation(), null);
-  if (recordingAdapter) await expectAnswer(recordingAdapter, surface.mutation(), null);
+  if (recordingAdapter) {
+    await expectAnswer(recordingAdapter, surface.mutation(freshKey('fresh-floor-adapter')), null);
+  }
 
   const call = (handler: Handler, request: () => Request) => async () => {
     const response = await handler(request());
@@ -183,7 +187,12 @@ export async function surfaceCases(surface: Surface): Promise<TimedCase[]> {
       ? [{ id: id('fresh-floor'), run: call(recording, () => surface.mutation()) }]
       : []),
     ...(recordingAdapter
-      ? [{ id: id('fresh-floor-adapter'), run: call(recordingAdapter, () => surface.mutation()) }]
+      ? [
+          {
+            id: id('fresh-floor-adapter'),
+            run: call(recordingAdapter, () => surface.mutation(freshKey('fresh-floor-adapter'))),
+          },
+        ]
       : []),
     { id: id('query-plain'), run: call(surface.plain, surface.query) },
     { id: id('query-plugin'), run: call(surface.guarded, surface.query) },
