@@ -10,8 +10,11 @@ function leastReplayDescription(adapter: 'middleware' | 'plugin'): string {
 }
 
 /** The least adapter's fresh call (bench/apps), as a tRPC middleware or a Yoga plugin. */
-function leastFreshDescription(adapter: 'middleware' | 'plugin', runs: string): string {
-  return `the fresh floor through the least adapter: the same, behind a ${adapter} that only does what any guarding one must (the key from the header and one SHA-256 of the request, as for the least replay; the transaction handle in the context; the ${runs} run, on SQLite in an AsyncLocalStorage frame as the store runs guarded work)`;
+function leastFreshDescription(
+  adapter: 'middleware' | 'plugin',
+  mutation: 'operation' | 'procedure',
+): string {
+  return `the fresh floor through the least adapter: the same, behind a ${adapter} that only does what any guarding one must (the key from the header and one SHA-256 of the request, as for the least replay; the transaction handle in the context; the ${mutation} run, on SQLite in an AsyncLocalStorage frame as the store runs guarded work)`;
 }
 
 const DESCRIPTIONS: Record<string, string> = {
