@@ -18,11 +18,10 @@
  * calls, the same mutation whose resolver writes its row and a complete record in one
  * transaction with a fresh design's raw statements, behind the least adapter, which only reads
  * the key header, hashes the request and wraps the mutation, as any guarding middleware or
- * plugin must (`<surface>.fresh-floor-adapter`,
- * bench/apps); for the core's fresh call on either database, a fresh design's raw statements
- * around the same insert (`floor.design`, timed in the same rounds as `core.fresh`: a floor
- * from another group of rounds can land above the guarded call it is meant to bound, as one
- * run's did); for the core's replay on Postgres, the shipped replay's raw statements on the
+ * plugin must (`<surface>.fresh-floor-adapter`, bench/apps); for the core's fresh call on
+ * either database, a fresh design's raw statements around the same insert (`floor.design`,
+ * timed in the same rounds as `core.fresh`: a floor from another group of rounds can land
+ * above the guarded call it is meant to bound, as one run's did); for the core's replay on Postgres, the shipped replay's raw statements on the
  * same record (`floor.design-replay`, in the same rounds as `core.replay`); for HTTP, the
  * servers that send the two cheapest designs' statements with no guard at all (`design-*`, the
  * better of the two).
@@ -78,9 +77,9 @@ export function checkGoals(
    *   transaction with a fresh design's raw statements (bench/db/types.ts, `insertWithRecord`),
    *   behind a middleware or plugin that does only what any guarding one must: read the key
    *   header, hash the request once (as the least replay does), wrap the mutation, hand its
-   *   resolver a transaction handle, and run it where the store runs
-   *   guarded work (on SQLite in an AsyncLocalStorage frame, so that a guarded call nested in
-   *   it joins its transaction, SPEC S23);
+   *   resolver a transaction handle, and run it where the store runs guarded work (on SQLite
+   *   in an AsyncLocalStorage frame, so that a guarded call nested in it joins its
+   *   transaction, SPEC S23);
    * - `<db>.floor.design-replay`, the core replay goal's: the shipped replay's raw statements
    *   on the same record (bench/db/types.ts, `replayDesign`);
    * - `<db>.<surface>.replay-floor-adapter`, an adapter's replay goal's: the replay answered,

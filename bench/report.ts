@@ -3,7 +3,6 @@ import { designsTable } from './designs.js';
 import { digitsFor } from './goals.js';
 import type { BenchReport, CaseResult, GoalCheck, HttpCaseResult, Interval } from './results.js';
 
-/** What each case id means, for readers of the table. */
 /** The least adapter's replay (bench/apps/least-replay.ts), as a tRPC middleware or a Yoga plugin. */
 function leastReplayDescription(adapter: 'middleware' | 'plugin'): string {
   return `the replay floor through the least adapter: the replay answered by a ${adapter} that only does what any guarding one must (the key from the header, one SHA-256 of the request, the record read, its stored result parsed and returned, the response marked as a replay), the resolver not run`;
@@ -17,6 +16,7 @@ function leastFreshDescription(
   return `the fresh floor through the least adapter: the same, behind a ${adapter} that only does what any guarding one must (the key from the header and one SHA-256 of the request, as for the least replay; the transaction handle in the context; the ${mutation} run, on SQLite in an AsyncLocalStorage frame as the store runs guarded work)`;
 }
 
+/** What each case id means, for readers of the table. */
 const DESCRIPTIONS: Record<string, string> = {
   'graphql.unguarded': 'GraphQL mutation (1 insert), server without the plugin',
   'graphql.unguarded-tx': 'the same, the insert in a Drizzle transaction of its own',
@@ -178,9 +178,9 @@ export function consoleReport(report: BenchReport): string {
 }
 
 /**
- * Why the Postgres verdicts move between hosts more than the SQLite ones: what the library adds
- * there is mostly CPU, while the baseline is mostly round trips. The same tree met 3 of the goals
- * on a host whose round trip took 50 µs and 8 on one whose round trip took 106 µs (2026-12-04).
+ * Why the Postgres verdicts move with the host's round trip: what the library adds there is
+ * mostly CPU, while the baseline is mostly round trips. The same tree met 3 of the goals on a
+ * host whose round trip took 50 µs and 8 on one whose round trip took 106 µs (2026-12-04).
  */
 function roundTripNote(report: BenchReport): string {
   const roundTrip = report.cases.find((c) => c.id === 'postgres.floor.round-trip');
