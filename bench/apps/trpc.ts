@@ -9,13 +9,13 @@ import { initTRPC } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import superjson from 'superjson';
 import { z } from 'zod';
-import { sha256 } from '../../src/core/hash.js';
-import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../../src/core/vocabulary.js';
+import { REPLAYED_HEADER } from '../../src/core/vocabulary.js';
 import { createGuard } from '../../src/index.js';
 import { idempotency } from '../../src/trpc/index.js';
 import { replayOutcome, type StoredOutcome } from '../../src/trpc/outcome.js';
 import type { BenchDb } from '../db/types.js';
 import { leastReplayLookup } from './least-replay.js';
+import { type LeastRequest, leastRequest } from './least-request.js';
 
 interface Context {
   req: Request;
@@ -59,18 +59,17 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
    * The least a guarding middleware does on a fresh call, with no guard: a middleware
    * concatenated onto the mutation, as `idempotency()` is, that first does what it must before
    * it can know the call is fresh (`requestOf`: the key from the header and one SHA-256 of the
-   * request, as the least replay takes them), then hands the resolver a transaction handle in
-   * its context and runs it where the store runs guarded work (`db.workContext`). Built on a
-   * database whose `insert` stores a record too, it is the adapter's fresh floor
-   * (bench/cases/surfaces.ts); that record carries a key and fingerprint of the bench's own,
-   * not these (their work, not their values, is the point).
+   * request, as the least replay takes them, least-request.ts), then hands the resolver a
+   * transaction handle in its context and runs it where the store runs guarded work
+   * (`db.workContext`). Built on a database whose `insert` stores a record too, it is the
+   * adapter's fresh floor (bench/cases/surfaces.ts); that record carries a key and fingerprint
+   * of the bench's own, not these (their work, not their values, is the point).
    */
   const leastMiddleware = initTRPC
     .context<Context>()
     .create()
     .procedure.use(({ ctx, path, input, next }) => {
-      const { key, request } = requestOf(ctx, path, input);
-      sha256(request);
+      const { key } = requestOf(ctx, path, input);
       return db.workContext(() => next({ ctx: { idempotency: { tx: undefined, key } } }));
     });
   const leastAdapterRouter = t.router({
@@ -94,8 +93,8 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
     .context<Context>()
     .create()
     .procedure.use(async ({ ctx, path, input }) => {
-      const { key, request } = requestOf(ctx, path, input);
-      const stored = await lookup(key, request);
+      const { key } = requestOf(ctx, path, input);
+      const stored = await lookup(key);
       ctx.resHeaders.set(REPLAYED_HEADER, 'true');
       return replayOutcome<never>(superjson.parse<StoredOutcome>(stored));
     });
@@ -136,15 +135,9 @@ export function trpcApps<Tx>(db: BenchDb<Tx>) {
   };
 }
 
-/**
- * What any guarding middleware takes from a mutation before it can look at its key: the key
- * from the header, and the request as its digest covers it, the path and the validated input.
- * The bench always sends a key; a request without one is a broken case.
- */
-function requestOf(ctx: Context, path: string, input: unknown): { key: string; request: string } {
-  const key = ctx.req.headers.get(IDEMPOTENCY_KEY_HEADER);
-  if (key === null) throw new Error('bench: the least adapter is sent no key');
-  return { key, request: JSON.stringify({ path, input }) };
+/** The request's key and digest (least-request.ts): the digest of its path and validated input. */
+function requestOf(ctx: Context, path: string, input: unknown): LeastRequest {
+  return leastRequest(ctx.req.headers, JSON.stringify({ path, input }));
 }
 
 export const TRPC_PAY_BODY = JSON.stringify(superjson.serialize({ amount: 42 }));

@@ -14,8 +14,7 @@ import {
   getVariableValues,
 } from 'graphql';
 import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import { sha256 } from '../../src/core/hash.js';
-import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER } from '../../src/core/vocabulary.js';
+import { REPLAYED_HEADER } from '../../src/core/vocabulary.js';
 import {
   type IdempotencyContext,
   idempotentDirectiveTypeDefs,
@@ -24,6 +23,7 @@ import {
 import { createGuard } from '../../src/index.js';
 import type { BenchDb } from '../db/types.js';
 import { leastReplayLookup } from './least-replay.js';
+import { type LeastRequest, leastRequest } from './least-request.js';
 
 const typeDefs = /* GraphQL */ `
   ${idempotentDirectiveTypeDefs}
@@ -106,20 +106,19 @@ export function yogaApps<Tx>(
 /**
  * The least a guarding plugin does on a fresh call, with no guard: what it must before it can
  * know the call is fresh (`requestOf`: the key from the header and the request's digest, as
- * the least replay takes them), then it replaces the execution, as `useIdempotency` does, to
- * hand the resolvers a transaction handle in the context and run the operation where the
- * store runs guarded work (`db.workContext`). Built on a database whose `insert` stores a
- * record too, it is the adapter's fresh floor (bench/cases/surfaces.ts). The handle is a
- * stand-in, so the resolver writes as an unguarded one does; the record it writes carries a
- * key and fingerprint of the bench's own, not these (their work, not their values, is the
- * point).
+ * the least replay takes them, least-request.ts), then it replaces the execution, as
+ * `useIdempotency` does, to hand the resolvers a transaction handle in the context and run the
+ * operation where the store runs guarded work (`db.workContext`). Built on a database whose
+ * `insert` stores a record too, it is the adapter's fresh floor (bench/cases/surfaces.ts). The
+ * handle is a stand-in, so the resolver writes as an unguarded one does; the record it writes
+ * carries a key and fingerprint of the bench's own, not these (their work, not their values,
+ * is the point).
  */
 function leastPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
-      const { key, request } = requestOf(args);
+      const { key } = requestOf(args);
       setExecuteFn((execArgs: ExecutionArgs) => {
-        sha256(request);
         const context = execArgs.contextValue as Context;
         context.leastAdapter = { tx: undefined, key };
         return db.workContext(async () => executeFn(execArgs));
@@ -139,9 +138,9 @@ function leastReplayPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
   const replayed = new WeakSet<Request>();
   return {
     onExecute({ args, setExecuteFn }) {
-      const { key, request } = requestOf(args);
+      const { key } = requestOf(args);
       setExecuteFn(async () => {
-        const stored = await lookup(key, request);
+        const stored = await lookup(key);
         replayed.add((args.contextValue as YogaInitialContext).request);
         return JSON.parse(stored) as ExecutionResult;
       });
@@ -153,23 +152,19 @@ function leastReplayPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
 }
 
 /**
- * What any guarding plugin takes from a mutation before it can look at its key: the key from
- * the header, and the request as its digest covers it, the query text as sent and the coerced
- * variables. S5 fingerprints coerced variables, so a plugin coerces them itself before the
- * execution does (printing the document is left out: it can be cached per document). The
- * bench always sends a key; a request without one is a broken case.
+ * The request's key and digest (least-request.ts). The digest covers the query text as sent and
+ * the coerced variables: S5 fingerprints coerced variables, so a plugin coerces them itself
+ * before the execution does (printing the document is left out: it can be cached per document).
  */
-function requestOf(args: ExecutionArgs): { key: string; request: string } {
+function requestOf(args: ExecutionArgs): LeastRequest {
   const { request, params } = args.contextValue as YogaInitialContext;
-  const key = request.headers.get(IDEMPOTENCY_KEY_HEADER);
-  if (key === null) throw new Error('bench: the least adapter is sent no key');
   const operation = getOperationAST(args.document, args.operationName);
   const variables = getVariableValues(
     args.schema,
     operation?.variableDefinitions ?? [],
     (args.variableValues ?? {}) as Record<string, unknown>,
   );
-  return { key, request: JSON.stringify([params.query, variables.coerced]) };
+  return leastRequest(request.headers, JSON.stringify([params.query, variables.coerced]));
 }
 
 /** The POST body of the mutation, the same for every call (so one fingerprint per key). */
