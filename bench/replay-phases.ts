@@ -20,9 +20,10 @@
  *   µs above the raw one, a few level with it;
  * - pinned, the two `query` phases were within 5 µs of each other in every run, and the
  *   guarded replay cost 15-25 µs more than the raw one (`total`).
- * So the difference `npm run bench` shows between the two (0.52× against 0.27× in its run of
- * 99c7f38) is mostly where the kernel runs this process and the server's backends, not work
- * of the library's.
+ * So the difference `npm run bench` shows between the two (goal table: 0.52× against 0.27×
+ * in the run published as 99c7f38, 0.39× against 0.20× in df5c379's, on the same library
+ * code) is mostly where the kernel runs this process and the server's backends, not work of
+ * the library's.
  *
  *   npx tsx bench/replay-phases.ts [rounds]
  *   taskset -c 0 npx tsx bench/replay-phases.ts [rounds]
@@ -35,6 +36,9 @@ import { openPostgresBench } from './db/postgres.js';
 import { nearestRank } from './measure.js';
 
 const rounds = Number(process.argv[2] ?? 20);
+if (!Number.isInteger(rounds) || rounds < 1) {
+  throw new Error(`replay-phases: rounds must be a positive integer, got ${process.argv[2]}`);
+}
 /** Calls per replay case per round, and per other case (which only keeps the group's mix). */
 const REPLAY_CALLS = 150;
 const OTHER_CALLS = 30;
@@ -47,14 +51,14 @@ let marks: { sent?: bigint; answered?: bigint } | undefined;
 
 // Only in this process: every node-postgres client's `query`, timed when it sends the opening
 // query of a watched call. Neither the store nor the bench exposes that moment otherwise.
-const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+const untimedQuery = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 pg.Client.prototype.query = function timedQuery(this: pg.Client, ...args: unknown[]) {
   const own = marks;
   if (!own || typeof args[0] !== 'string' || !args[0].startsWith(OPENING)) {
-    return query.apply(this, args);
+    return untimedQuery.apply(this, args);
   }
   own.sent = process.hrtime.bigint();
-  return (query.apply(this, args) as Promise<unknown>).then((result) => {
+  return (untimedQuery.apply(this, args) as Promise<unknown>).then((result) => {
     own.answered = process.hrtime.bigint();
     return result;
   });
