@@ -1,7 +1,7 @@
 /**
  * The bench's generated page (bench/report.ts, `docsPage`): it names the run's Postgres round
- * trip, which decides how the Postgres ratios read on another host, and says nothing of it
- * when the run has no such case.
+ * trip and its unguarded insert in a transaction, which decide how the Postgres ratios read
+ * on another host or in another run, and says nothing of them when the run has no round trip.
  */
 import { describe, expect, it } from 'vitest';
 import { docsPage } from '../../bench/report.js';
@@ -20,10 +20,20 @@ describe('docsPage', () => {
     expect(page).toContain('`SELECT 1` over loopback): 77.0 µs.');
   });
 
+  it("states this run's unguarded insert in a transaction, in the Postgres goals' denominators", () => {
+    const cases = report.cases.map((item) =>
+      item.id === 'postgres.floor.insert-tx' ? { ...item, median: 432.1 } : item,
+    );
+    const page = docsPage({ ...report, cases });
+    expect(page).toContain('The denominator of every Postgres fresh and replay goal holds');
+    expect(page).toContain('alone\n  (`floor.insert-tx`): 432 µs.');
+  });
+
   it('leaves the note out when the run timed no Postgres round trip', () => {
     const cases = report.cases.filter((item) => item.id !== 'postgres.floor.round-trip');
     const page = docsPage({ ...report, cases });
     expect(page).not.toContain('round trip costs less');
+    expect(page).not.toContain('The denominator of every Postgres');
     expect(page).toContain(
       'Compare\n  ratios from one run, not absolute times across runs.\n\n## Goals',
     );
