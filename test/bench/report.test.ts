@@ -10,21 +10,21 @@ import type { BenchReport } from '../../bench/results.js';
 
 const report = latest as unknown as BenchReport;
 
+/** The page of the published run, with one case's median replaced. */
+function pageWithMedian(id: string, median: number): string {
+  const cases = report.cases.map((item) => (item.id === id ? { ...item, median } : item));
+  return docsPage({ ...report, cases });
+}
+
 describe('docsPage', () => {
   it("states this run's Postgres round trip beside the note on what it changes", () => {
-    const cases = report.cases.map((item) =>
-      item.id === 'postgres.floor.round-trip' ? { ...item, median: 77 } : item,
-    );
-    const page = docsPage({ ...report, cases });
+    const page = pageWithMedian('postgres.floor.round-trip', 77);
     expect(page).toContain('on a host where a round trip costs less');
     expect(page).toContain('`SELECT 1` over loopback): 77.0 µs.');
   });
 
   it("states this run's unguarded insert in a transaction, in the Postgres goals' denominators", () => {
-    const cases = report.cases.map((item) =>
-      item.id === 'postgres.floor.insert-tx' ? { ...item, median: 432.1 } : item,
-    );
-    const page = docsPage({ ...report, cases });
+    const page = pageWithMedian('postgres.floor.insert-tx', 432.1);
     expect(page).toContain('The denominator of every Postgres fresh and replay goal holds');
     expect(page).toContain('alone\n  (`floor.insert-tx`): 432 µs.');
   });
