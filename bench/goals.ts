@@ -21,10 +21,10 @@
  * plugin must (`<surface>.fresh-floor-adapter`, bench/apps); for the core's fresh call on
  * either database, a fresh design's raw statements around the same insert (`floor.design`,
  * timed in the same rounds as `core.fresh`: a floor from another group of rounds can land
- * above the guarded call it is meant to bound, as one run's did); for the core's replay on Postgres, the shipped replay's raw statements on the
- * same record (`floor.design-replay`, in the same rounds as `core.replay`); for HTTP, the
- * servers that send the two cheapest designs' statements with no guard at all (`design-*`, the
- * better of the two).
+ * above the guarded call it is meant to bound, as one run's did); for the core's replay on
+ * Postgres, the shipped replay's raw statements on the same record (`floor.design-replay`, in
+ * the same rounds as `core.replay`); for HTTP, the servers that send the two cheapest designs'
+ * statements with no guard at all (`design-*`, the better of the two).
  * A goal whose bound is out of reach cannot be met by cutting the library's own code. In
  * process, each ratio is paired by round and comes with an interval (interval.ts), and a
  * floor is out of reach only when its whole interval is past the limit: a floor just over
