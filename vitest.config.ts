@@ -1,13 +1,14 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   resolve: {
-    // graphql 16 ships CommonJS (`main`) and ESM (`module`) side by side. Vite would give our
-    // sources the ESM build while Node gives the externalized graphql-yoga and graphql-tools
-    // the CommonJS one, and graphql-js refuses schemas from "another realm". Node's choice
-    // is what users get, so tests use it too.
+    // Tests must load the graphql build Node loads for the externalized graphql-yoga and
+    // graphql-tools, or graphql-js refuses schemas from "another realm". graphql 16 ships
+    // CommonJS (`main`) and ESM (`module`) side by side and Vite would pick the ESM one;
+    // graphql 17's exports give Vite a `development` build. Node's choice is what users get.
     alias: [
-      { find: /^graphql$/, replacement: 'graphql/index.js' },
+      { find: /^graphql$/, replacement: fileURLToPath(import.meta.resolve('graphql')) },
       // The README's examples import the package by name, as users do; tests run the sources.
       {
         find: /^mutation-guard$/,

@@ -7,12 +7,7 @@
  * transaction when guarded, on the database itself (autocommit, or in its own Drizzle
  * transaction) when not.
  */
-import {
-  type ExecutionArgs,
-  type ExecutionResult,
-  getOperationAST,
-  getVariableValues,
-} from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, getOperationAST } from 'graphql';
 import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { REPLAYED_HEADER } from '../../src/core/vocabulary.js';
 import {
@@ -20,6 +15,7 @@ import {
   idempotentDirectiveTypeDefs,
   useIdempotency,
 } from '../../src/graphql/index.js';
+import { coerceVariables } from '../../src/graphql/variables.js';
 import { createGuard } from '../../src/index.js';
 import type { BenchDb } from '../db/types.js';
 import { leastReplayLookup } from './least-replay.js';
@@ -159,12 +155,12 @@ function leastReplayPlugin<Tx>(db: BenchDb<Tx>): Plugin<Context> {
 function requestOf(args: ExecutionArgs): LeastRequest {
   const { request, params } = args.contextValue as YogaInitialContext;
   const operation = getOperationAST(args.document, args.operationName);
-  const variables = getVariableValues(
+  const variables = coerceVariables(
     args.schema,
     operation?.variableDefinitions ?? [],
     (args.variableValues ?? {}) as Record<string, unknown>,
   );
-  return leastRequest(request.headers, JSON.stringify([params.query, variables.coerced]));
+  return leastRequest(request.headers, JSON.stringify([params.query, variables?.values]));
 }
 
 /** The POST body of the mutation, the same for every call (so one fingerprint per key). */

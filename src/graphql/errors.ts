@@ -1,5 +1,4 @@
-import { createGraphQLError } from '@graphql-tools/utils';
-import type { ExecutionResult, GraphQLError } from 'graphql';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import {
   errorDetails,
   type IdempotencyError,
@@ -26,7 +25,7 @@ export function toGraphQLError(error: IdempotencyError): GraphQLError {
     error.retryAfterSeconds === undefined
       ? undefined
       : { [RETRY_AFTER_HEADER]: String(error.retryAfterSeconds) };
-  return createGraphQLError(error.message, {
+  return new GraphQLError(error.message, {
     extensions: { ...extensions, http: { status: error.status, ...(headers ? { headers } : {}) } },
   });
 }

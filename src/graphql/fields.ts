@@ -20,6 +20,7 @@ import {
 import { setupError } from '../core/errors.js';
 import { IDEMPOTENCY_KEY_FIELD } from '../core/vocabulary.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
+import type { OperationVariables } from './variables.js';
 
 /**
  * How a root mutation field is guarded, written code-first as
@@ -159,7 +160,7 @@ export function collectGuardedSelections(
   guards: SchemaGuards,
   operation: OperationDefinitionNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
-  variables: Record<string, unknown>,
+  variables: OperationVariables,
 ): GuardedSelection[] {
   const rootType = guards.mutationType;
   if (!rootType) return [];
@@ -174,7 +175,7 @@ interface Walk {
   guards: SchemaGuards;
   rootType: GraphQLObjectType;
   fragments: ReadonlyMap<string, FragmentDefinitionNode>;
-  variables: Record<string, unknown>;
+  variables: OperationVariables;
   /** Fragments already walked (a spread seen twice is walked once). */
   visited: string[];
   found: GuardedSelection[];
@@ -203,11 +204,11 @@ function collectFrom(walk: Walk, selectionSet: SelectionSetNode): void {
 }
 
 /** `@skip` and `@include` as execution reads them; most selections carry no directive. */
-function included(node: SelectionNode, variables: Record<string, unknown>): boolean {
+function included(node: SelectionNode, variables: OperationVariables): boolean {
   if (!node.directives?.length) return true;
   return (
-    getDirectiveValues(GraphQLSkipDirective, node, variables)?.if !== true &&
-    getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false
+    getDirectiveValues(GraphQLSkipDirective, node, variables.forExecution)?.if !== true &&
+    getDirectiveValues(GraphQLIncludeDirective, node, variables.forExecution)?.if !== false
   );
 }
 

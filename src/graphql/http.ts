@@ -3,6 +3,7 @@ import { sharedHeaderKeyError } from '../core/adapter.js';
 import { IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, RETRY_AFTER_HEADER } from '../core/vocabulary.js';
 import { toGraphQLError } from './errors.js';
 import { collectGuardedSelections, fragmentsOf, type SchemaGuards } from './fields.js';
+import { uncoercedVariables } from './variables.js';
 
 /** The parts of a Fetch request and response these hooks touch. */
 interface RequestLike {
@@ -60,7 +61,13 @@ function isGuardedOperation(
     const guards = findGuards(schema);
     const fragments = fragmentsOf(document);
     return (
-      collectGuardedSelections(schema, guards, operation, fragments, variables ?? {}).length > 0
+      collectGuardedSelections(
+        schema,
+        guards,
+        operation,
+        fragments,
+        uncoercedVariables(variables ?? {}),
+      ).length > 0
     );
   } catch {
     // Unparseable: it fails on its own later and runs nothing.

@@ -2,6 +2,7 @@ import { type GraphQLDirective, getArgumentValues, getDirectiveValues } from 'gr
 import { type KeyCandidate, resolveKey } from '../core/keys.js';
 import { IDEMPOTENCY_KEY_FIELD } from '../core/vocabulary.js';
 import type { GuardedSelection } from './fields.js';
+import type { OperationVariables } from './variables.js';
 
 /**
  * The operation's one key (SPEC S1, S18), from the header and, for every guarded field it
@@ -15,7 +16,7 @@ import type { GuardedSelection } from './fields.js';
 export function resolveOperationKey(
   selections: readonly GuardedSelection[],
   header: string | null | undefined,
-  variables: Record<string, unknown>,
+  variables: OperationVariables,
   directive: GraphQLDirective | undefined,
 ): string | undefined {
   const candidates: KeyCandidate[] = [{ source: 'header', value: header }];
@@ -23,7 +24,7 @@ export function resolveOperationKey(
     // Aliases tell apart two selections of one field: `a: pay`, `b: pay`.
     const name = node.alias ? `${node.alias.value}: ${field.name}` : field.name;
     if (field.hasKeyArgument || field.keyInputArguments.length > 0) {
-      const args = getArgumentValues(field.def, node, variables);
+      const args = getArgumentValues(field.def, node, variables.forExecution);
       if (field.hasKeyArgument) {
         candidates.push({
           source: `${IDEMPOTENCY_KEY_FIELD} argument of \`${name}\``,
@@ -38,7 +39,7 @@ export function resolveOperationKey(
       }
     }
     if (directive) {
-      const value = getDirectiveValues(directive, node, variables)?.key;
+      const value = getDirectiveValues(directive, node, variables.forExecution)?.key;
       candidates.push({ source: `@${directive.name}(key:) on \`${name}\``, value });
     }
   }

@@ -2,7 +2,6 @@ import {
   type ExecutionArgs,
   GraphQLError,
   type GraphQLSchema,
-  getVariableValues,
   type OperationDefinitionNode,
 } from 'graphql';
 import { keyMissingError } from '../core/adapter.js';
@@ -18,6 +17,7 @@ import {
 } from './fields.js';
 import { operationFingerprint } from './fingerprint.js';
 import { resolveOperationKey } from './key.js';
+import { coerceVariables } from './variables.js';
 
 /** What `onExecute` decided for a guarded mutation operation. */
 export interface OperationPlan {
@@ -58,14 +58,13 @@ export function planOperation({
   const { schema, document } = args;
   const guards = findGuards(schema);
   if (guards.fields.size === 0) return undefined;
-  const coerced = getVariableValues(
+  const variables = coerceVariables(
     schema,
     operation.variableDefinitions ?? [],
     (args.variableValues ?? {}) as Record<string, unknown>,
   );
   // Invalid variables: execute reports them and runs nothing.
-  if (coerced.errors) return undefined;
-  const variables = coerced.coerced as Record<string, unknown>;
+  if (!variables) return undefined;
   const selections = collectGuardedSelections(
     schema,
     guards,
@@ -93,7 +92,13 @@ export function planOperation({
   const operationName = operation.name?.value ?? args.operationName ?? undefined;
   let fingerprint: string;
   try {
-    fingerprint = operationFingerprint(document, operationName, selections, variables, limits);
+    fingerprint = operationFingerprint(
+      document,
+      operationName,
+      selections,
+      variables.values,
+      limits,
+    );
   } catch (error) {
     // An input over the guard's bounds answers 413 before anything is claimed.
     if (IdempotencyError.is(error)) return { error: toGraphQLError(error) };

@@ -1,4 +1,3 @@
-import { createGraphQLError } from '@graphql-tools/utils';
 import {
   type ExecutionResult,
   GraphQLError,
@@ -55,7 +54,7 @@ export function fromStored(stored: StoredResult): ExecutionResult {
 }
 
 function toError(formatted: GraphQLFormattedError): GraphQLError {
-  return createGraphQLError(formatted.message, {
+  return new GraphQLError(formatted.message, {
     path: formatted.path,
     extensions: formatted.extensions,
     ...(formatted.locations?.length ? sourceAt(formatted.locations) : {}),
