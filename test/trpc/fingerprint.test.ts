@@ -17,7 +17,7 @@ function setup() {
   const runs = { keep: 0 };
   const router = t.router({
     keep: t.procedure
-      .input(z.object({ data: z.unknown() }))
+      .input(z.object({ data: z.unknown(), idempotencyKey: z.string().optional() }))
       .concat(guarded)
       .mutation(() => ++runs.keep),
   });
