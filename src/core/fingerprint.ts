@@ -40,7 +40,7 @@ export function fingerprint(
   { surface, operation, input }: FingerprintInput,
   limits: Partial<FingerprintLimits> = FINGERPRINT_LIMITS,
 ): string {
-  const encoder = new Encoder(withDefaults(limits));
+  const encoder = new Encoder(fingerprintLimits(limits));
   const parts = [surface, operation, input].map((part) => encoder.reference(part, 0));
   return sha256(`[${parts.join(',')}]`);
 }
@@ -52,9 +52,11 @@ export function fingerprint(
  *
  * - an object property whose value is `undefined` is left out: over JSON a client cannot
  *   tell it from an absent one, so a retry must not be told it changed;
- * - `undefined` elsewhere (array items, the top level) is encoded as a tag, not as `null`;
+ * - `undefined` elsewhere (array items, the top level) is encoded as a tag, not as `null`,
+ *   and an array's holes get a tag of their own, apart from `undefined`;
  * - Dates (invalid ones too), BigInts, non-finite numbers and -0 get tags;
- * - Maps are encoded as their entries sorted by encoded key, Sets as their sorted items;
+ * - Maps are encoded as their entries sorted by encoded key, then encoded value, Sets as
+ *   their sorted items, so that insertion order never counts;
  * - values whose state is not in their own enumerable properties are encoded by type and
  *   content: URL and URLSearchParams by their text, RegExp by source and flags, Errors by
  *   name, message and own properties, boxed primitives by their value, Buffers, every typed
@@ -77,10 +79,23 @@ export function canonicalize(
   value: unknown,
   limits: Partial<FingerprintLimits> = FINGERPRINT_LIMITS,
 ): string {
-  return new Encoder(withDefaults(limits)).full(value, 0);
+  return new Encoder(fingerprintLimits(limits)).full(value, 0);
 }
 
-function withDefaults(limits: Partial<FingerprintLimits>): FingerprintLimits {
+/**
+ * The 413 for an input nested deeper than `maxInputDepth`; `where` says where (keys only, never
+ * values). Adapters that bound what the encoder does not see (GraphQL's literal arguments)
+ * refuse with the same error.
+ */
+export function inputTooDeep(maxInputDepth: number, where: string): IdempotencyError {
+  return new IdempotencyError(
+    'IDEMPOTENCY_INPUT_TOO_LARGE',
+    `The request's input nests deeper than ${maxInputDepth} levels (${where}), the limit for idempotent requests.`,
+  );
+}
+
+/** The limits given, a limit not given being the default. */
+export function fingerprintLimits(limits: Partial<FingerprintLimits>): FingerprintLimits {
   return {
     maxInputBytes: limits.maxInputBytes ?? FINGERPRINT_LIMITS.maxInputBytes,
     maxInputDepth: limits.maxInputDepth ?? FINGERPRINT_LIMITS.maxInputDepth,
@@ -121,10 +136,7 @@ class Encoder {
       throw new TypeError(`Cannot fingerprint a value that contains a cycle (at ${this.where()}).`);
     }
     if (depth >= this.limits.maxInputDepth) {
-      throw new IdempotencyError(
-        'IDEMPOTENCY_INPUT_TOO_LARGE',
-        `The request's input nests deeper than ${this.limits.maxInputDepth} levels (at ${this.where()}), the limit for idempotent requests.`,
-      );
+      throw inputTooDeep(this.limits.maxInputDepth, `at ${this.where()}`);
     }
     this.open.add(value);
     try {
@@ -167,9 +179,7 @@ class Encoder {
 
   private object(object: object, depth: number): string {
     this.count(2);
-    if (Array.isArray(object)) {
-      return `[${object.map((item, i) => this.child(i, item, depth)).join(',')}]`;
-    }
+    if (Array.isArray(object)) return this.items(object, depth);
     const proto = Object.getPrototypeOf(object);
     if (proto === Object.prototype || proto === null) return this.properties(object, depth);
     if (object instanceof Date) {
@@ -188,7 +198,9 @@ class Encoder {
         ([k, v]) =>
           [this.child('<map key>', k, depth), this.child('<map value>', v, depth)] as const,
       );
-      entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      // By key, then by value: two keys that encode alike (equal objects that are not the
+      // same object) must not leave the order to insertion, or equal Maps would differ.
+      entries.sort(([keyA, valueA], [keyB, valueB]) => order(keyA, keyB) || order(valueA, valueB));
       return `#map{${entries.map(([k, v]) => `${k}:${v}`).join(',')}}`;
     }
     if (object instanceof Set) {
@@ -213,6 +225,24 @@ class Encoder {
     throw new TypeError(
       `Cannot fingerprint an instance of ${name} (at ${this.where()}): its state is not in its own enumerable properties, so two different values could look the same (SPEC S5). Give the class a toJSON() method, or turn the value into plain data (a string, a plain object) before the guard sees it.`,
     );
+  }
+
+  /**
+   * An array's items in order. A hole is not `undefined` (`[,]` and `[undefined]` are
+   * different values, and `[,]` is not `[]`), so it gets a tag of its own; counting it keeps a
+   * huge sparse array as cheap to refuse as a long dense one.
+   */
+  private items(array: readonly unknown[], depth: number): string {
+    const parts: string[] = [];
+    for (let i = 0; i < array.length; i++) {
+      if (i in array) {
+        parts.push(this.child(i, array[i], depth));
+      } else {
+        this.count(5);
+        parts.push('#hole');
+      }
+    }
+    return `[${parts.join(',')}]`;
   }
 
   /** Own enumerable string-keyed properties, sorted; `undefined` ones left out. */
@@ -267,6 +297,11 @@ class Encoder {
     }
     return text.length > 200 ? `${text.slice(0, 100)}...${text.slice(-97)}` : text;
   }
+}
+
+/** Code-unit order, the order `Array.prototype.sort` gives strings by default. */
+function order(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The built-in type name (`Int8Array`, `DataView`...), which subclasses cannot disguise. */

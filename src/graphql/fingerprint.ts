@@ -11,11 +11,13 @@ import { type FingerprintLimits, fingerprint } from '../core/fingerprint.js';
 import { IDEMPOTENCY_KEY_FIELD } from '../core/vocabulary.js';
 import { IDEMPOTENT_DIRECTIVE } from './directive.js';
 import type { GuardedSelection } from './fields.js';
+import { assertLiteralDepth } from './literal-depth.js';
 
 /**
  * The operation's fingerprint (SPEC S5): the document as parsed and printed with the key
  * taken out, the operation name, and the coerced variables without the key. Literal
- * arguments are part of the printed document. Taking the key out means: on every guarded
+ * arguments are part of the printed document: its text counts toward `maxInputBytes`, and
+ * their nesting toward `maxInputDepth` as a variable's would (see literal-depth.ts). Taking the key out means: on every guarded
  * root field, the `idempotencyKey` argument, the `idempotencyKey` field of object literals
  * passed to its arguments, and the client `@idempotent` directive; variables that carry the
  * key are dropped, and `idempotencyKey` is dropped from input-object variables passed to
@@ -29,6 +31,7 @@ export function operationFingerprint(
   variables: Record<string, unknown>,
   limits?: Partial<FingerprintLimits>,
 ): string {
+  assertLiteralDepth(document, limits);
   const { printed, keyVariables, inputVariables } = strippedOperation(
     document,
     operationName,

@@ -31,7 +31,13 @@ import {
   storeOutcome,
 } from './outcome.js';
 import { headerKeySharers, readRequestInfo, readResponseHeaders } from './request.js';
-import { calledProcedureDef, isGuardedProcedure, markGuarded, setupMistake } from './setup.js';
+import {
+  calledProcedureDef,
+  isGuardedProcedure,
+  markGuarded,
+  setupMistake,
+  unnamedCallMistake,
+} from './setup.js';
 
 /**
  * The procedure builder `idempotency()` returns: `.concat()` it onto your procedure, after
@@ -124,23 +130,13 @@ export function idempotency<TContext extends object = object, Tx = unknown>({
     }
   }
 
-  /** Without tRPC's request info, what the middleware knows of its procedure: the type. */
-  const ownDefs = new Map<string, { type: string; middlewares: unknown[] }>();
-  function ownDef(type: string) {
-    let def = ownDefs.get(type);
-    if (!def) {
-      def = { type, middlewares: [middleware] };
-      ownDefs.set(type, def);
-    }
-    return def;
-  }
-
   const middleware: Middleware<Tx> = async function idempotencyMiddleware(opts) {
     const { type, path, next } = opts;
     const ctx = opts.ctx as TContext;
-    // A setup mistake is refused before anything is claimed (see setup.ts).
-    const def = calledProcedureDef(requestInfo(ctx), opts.batchIndex, path) ?? ownDef(type);
-    const mistake = setupMistake(path, def);
+    // A setup mistake is refused before anything is claimed (see setup.ts). Checked before
+    // the first await: without request info, the check reads this call's stack.
+    const def = calledProcedureDef(requestInfo(ctx), opts.batchIndex, path);
+    const mistake = def ? setupMistake(path, def) : unnamedCallMistake(path, type);
     if (mistake) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: mistake });
     const rawInput = await opts.getRawInput();
     let key: string | undefined;

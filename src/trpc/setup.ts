@@ -5,8 +5,10 @@
  *
  * - `assertIdempotencySetup(router)` checks every procedure of a router at once, where the
  *   app builds it (and covers `createCaller`);
- * - the middleware checks each call before anything is claimed: the procedure's type always,
- *   and the place of `.output()` whenever tRPC's request info names the procedure (HTTP).
+ * - the middleware checks each call before anything is claimed: the procedure itself when
+ *   tRPC's request info names it (HTTP); otherwise (`createCaller`, a context without `info`)
+ *   the call's type, and an `.output()` before the guard found on the call's stack
+ *   (call-chain.ts).
  *
  * The mistakes: the middleware on a query or subscription (only mutations are guarded,
  * SPEC S17), and an `.output()` validator placed before it. tRPC runs a procedure's
@@ -16,6 +18,7 @@
  * happened, and every retry replays into the same 500 (SPEC S8, S12).
  */
 import type { AnyTRPCRouter } from '@trpc/server';
+import { outputValidatorAbove } from './call-chain.js';
 import type { RequestInfoLike } from './request.js';
 
 // Marks our middleware functions, so that any instance of the middleware (even from another
@@ -34,9 +37,23 @@ interface ProcedureDefLike {
 
 /** Why the procedure at `path` is guarded wrongly, or `undefined` when it is fine or unguarded. */
 export function setupMistake(path: string, def: ProcedureDefLike): string | undefined {
-  switch (mistakeIn(def)) {
+  return describe(path, mistakeIn(def), def.type);
+}
+
+/**
+ * The same for a call whose procedure tRPC does not name: the type the call says, and an
+ * `.output()` validator running before the guard, found on the call's stack. Call it
+ * synchronously where the middleware starts, before it awaits anything.
+ */
+export function unnamedCallMistake(path: string, type: string): string | undefined {
+  if (type !== 'mutation') return describe(path, 'not a mutation', type);
+  return outputValidatorAbove() ? describe(path, 'output before the guard', type) : undefined;
+}
+
+function describe(path: string, mistake: Mistake, type: unknown): string | undefined {
+  switch (mistake) {
     case 'not a mutation':
-      return `mutation-guard: idempotency() guards mutations only, but "${path}" is a ${String(def.type)}; remove it from this procedure.`;
+      return `mutation-guard: idempotency() guards mutations only, but "${path}" is a ${String(type)}; remove it from this procedure.`;
     case 'output before the guard':
       return `mutation-guard: "${path}" has .output() before .concat(idempotency(...)), so its output would be checked after the result is committed and stored; put .output() after .concat(idempotency(...)).`;
     default:

@@ -50,6 +50,15 @@ const router = t.router({
   lookup: t.procedure.concat(guarded).query(() => 'never'),
 });
 
+// Not guarded, validates its output, and calls the guarded `outputAfter` from its resolver:
+// the inner call runs inside the outer validator's `next()`, yet is ordered rightly.
+const outerRouter = t.router({
+  outer: t.procedure
+    .input(input)
+    .output(output)
+    .mutation(({ ctx, input }) => t.createCallerFactory(router)(ctx).outputAfter(input)),
+});
+
 const served: Promise<Served> = serve(router);
 afterAll(async () => (await served).close());
 
@@ -94,6 +103,49 @@ describe('.output() and the guard (SPEC S8, S12)', () => {
     expect((await sqlite.store.read({ scope: 'alice', key: 'k-after-ok' }))?.state).toBe(
       'complete',
     );
+  });
+});
+
+describe('.output() and the guard through createCaller, the router never checked (SPEC S8, S12)', () => {
+  const caller = t.createCallerFactory(router)({ userId: 'alice' });
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (error: { code?: string; message?: string }) => ({
+        code: error.code,
+        message: error.message,
+      }),
+    );
+
+  it('S8/S12: .output() before .concat(idempotency()) is refused on every call before anything runs or is stored', async () => {
+    const rows = await sqlite.ledger.count();
+    for (const amount of [5, 500, 500]) {
+      const key = `k-caller-before-${amount}`;
+      const refused = await refusal(caller.outputBefore({ amount, idempotencyKey: key }));
+      expect(refused?.code).toBe('INTERNAL_SERVER_ERROR');
+      expect(refused?.message).toMatch(
+        /"outputBefore" has \.output\(\) before \.concat\(idempotency/,
+      );
+      expect(await sqlite.store.read({ scope: 'alice', key })).toBeUndefined();
+    }
+    expect(runs.before).toBe(0);
+    expect(await sqlite.ledger.count()).toBe(rows);
+  });
+
+  it('S8/S12: .output() after .concat(idempotency()) runs, also called from inside a procedure that validates its output', async () => {
+    const rows = await sqlite.ledger.count();
+    expect(await caller.outputAfter({ amount: 5, idempotencyKey: 'k-caller-after' })).toEqual({
+      amount: 5,
+    });
+    const outer = t.createCallerFactory(outerRouter)({ userId: 'alice' });
+    expect(await outer.outer({ amount: 6, idempotencyKey: 'k-caller-outer' })).toEqual({
+      amount: 6,
+    });
+    expect(await sqlite.ledger.count()).toBe(rows + 2);
+    const failed = await refusal(caller.outputAfter({ amount: 500, idempotencyKey: 'k-c-bad' }));
+    expect(failed?.message).toBe('Output validation failed');
+    expect(await sqlite.store.read({ scope: 'alice', key: 'k-c-bad' })).toBeUndefined();
+    expect(await sqlite.ledger.count()).toBe(rows + 2);
   });
 });
 
