@@ -7,7 +7,14 @@ import { ApolloLink } from '@apollo/client/link';
 import { RetryLink } from '@apollo/client/link/retry';
 import { type IdempotencyReceipt, idempotencyLink } from '../../src/client/apollo/index.js';
 import { CREATE_PAYMENT } from '../e2e/http.js';
-import { clientContract, libraryRetryKeepsTheKey, type Paid, type Payment } from './contract.js';
+import { callerKeyContract } from './caller-key.js';
+import {
+  clientContract,
+  libraryRetryKeepsTheKey,
+  type Paid,
+  type Payment,
+  type PayThrough,
+} from './contract.js';
 
 const PAY = gql(CREATE_PAYMENT);
 
@@ -21,7 +28,10 @@ function statusOf(error: unknown): number | undefined {
   return (error as { statusCode?: number }).statusCode;
 }
 
-clientContract('Apollo link', async (url, { account, input, key, signal, retry }) => {
+const payThroughApollo: PayThrough = async (
+  url,
+  { account, input, key, headers, signal, retry },
+) => {
   const client = new ApolloClient({
     cache: new InMemoryCache(),
     link: ApolloLink.from([
@@ -35,6 +45,7 @@ clientContract('Apollo link', async (url, { account, input, key, signal, retry }
       variables: { input },
       context: {
         ...(key === undefined ? {} : { idempotencyKey: key }),
+        ...(headers ? { headers: Object.fromEntries(headers) } : {}),
         ...(signal ? { fetchOptions: { signal } } : {}),
       },
     });
@@ -48,7 +59,10 @@ clientContract('Apollo link', async (url, { account, input, key, signal, retry }
   } catch (error) {
     return { ok: false, status: statusOf(error), error };
   }
-});
+};
+
+clientContract('Apollo link', payThroughApollo);
+callerKeyContract('Apollo link, a key the caller set', payThroughApollo, ['header', 'option']);
 
 libraryRetryKeepsTheKey("under Apollo's RetryLink", async (url, account, input) => {
   const client = new ApolloClient({

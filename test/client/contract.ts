@@ -34,6 +34,11 @@ export interface PayArgs {
   input: PaymentInput;
   /** The caller's own key for this intent; the client makes one when absent. */
   key?: string;
+  /**
+   * Headers the caller sets on this call itself, where its client takes them (its own
+   * `Idempotency-Key` among them, in any letter case).
+   */
+  headers?: [name: string, value: string][];
   signal?: AbortSignal;
   retry: RetryOptions;
 }

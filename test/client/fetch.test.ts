@@ -4,14 +4,22 @@
  */
 import { idempotentFetch, wasReplayed } from '../../src/client/index.js';
 import { CREATE_PAYMENT } from '../e2e/http.js';
-import { clientContract, type Paid, type PayArgs } from './contract.js';
+import { callerKeyContract } from './caller-key.js';
+import { clientContract, type Paid, type PayArgs, type PayThrough } from './contract.js';
 
-function headers({ account, key }: PayArgs): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    authorization: `Bearer ${account}`,
-    ...(key === undefined ? {} : { 'idempotency-key': key }),
-  };
+/** The shapes `fetch` takes `init.headers` in. */
+type HeaderShape = 'record' | 'Headers' | 'pairs';
+
+function headers({ account, key, headers: own = [] }: PayArgs, shape: HeaderShape): HeadersInit {
+  const pairs: [string, string][] = [
+    ['content-type', 'application/json'],
+    ['authorization', `Bearer ${account}`],
+    ...(key === undefined ? [] : [['idempotency-key', key] as [string, string]]),
+    ...own,
+  ];
+  if (shape === 'Headers') return new Headers(pairs);
+  if (shape === 'pairs') return pairs;
+  return Object.fromEntries(pairs);
 }
 
 async function settle(
@@ -32,19 +40,30 @@ async function settle(
   }
 }
 
-clientContract('fetch wrapper, GraphQL POST', (url, args) => {
-  const pay = idempotentFetch(fetch, args.retry);
-  return settle(
-    () =>
-      pay(`${url}/graphql`, {
-        method: 'POST',
-        headers: headers(args),
-        body: JSON.stringify({ query: CREATE_PAYMENT, variables: { input: args.input } }),
-        signal: args.signal ?? null,
-      }),
-    (body) => body?.data?.createPayment,
+const payGraphql =
+  (shape: HeaderShape = 'record'): PayThrough =>
+  (url, args) => {
+    const pay = idempotentFetch(fetch, args.retry);
+    return settle(
+      () =>
+        pay(`${url}/graphql`, {
+          method: 'POST',
+          headers: headers(args, shape),
+          body: JSON.stringify({ query: CREATE_PAYMENT, variables: { input: args.input } }),
+          signal: args.signal ?? null,
+        }),
+      (body) => body?.data?.createPayment,
+    );
+  };
+
+clientContract('fetch wrapper, GraphQL POST', payGraphql());
+for (const shape of ['record', 'Headers', 'pairs'] as const) {
+  callerKeyContract(
+    `fetch wrapper, a key the caller set in init.headers (${shape})`,
+    payGraphql(shape),
+    ['header'],
   );
-});
+}
 
 clientContract('fetch wrapper, tRPC call', (url, args) => {
   const pay = idempotentFetch(undefined, args.retry);
@@ -52,7 +71,7 @@ clientContract('fetch wrapper, tRPC call', (url, args) => {
     () =>
       pay(`${url}/trpc/payments.create`, {
         method: 'POST',
-        headers: headers(args),
+        headers: headers(args, 'record'),
         body: JSON.stringify(args.input),
         signal: args.signal ?? null,
       }),

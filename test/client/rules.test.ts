@@ -92,8 +92,8 @@ describe('S28: keys', () => {
   it('makes a new random key per intent and keeps a key the caller sets', async () => {
     expect(newIdempotencyKey()).not.toBe(newIdempotencyKey());
     const seen: (string | null)[] = [];
-    const pay = idempotentFetch(async (input) => {
-      seen.push(new Request(input).headers.get('idempotency-key'));
+    const pay = idempotentFetch(async (input, init) => {
+      seen.push(new Request(input, init).headers.get('idempotency-key'));
       return new Response('{}', { status: 200 });
     });
     await pay('http://localhost/graphql', { method: 'POST', body: '{}' });

@@ -14,11 +14,14 @@ import { expect, it } from 'vitest';
 import type { PaymentsRouter } from '../../examples/payments/trpc.js';
 import { type IdempotencyReceipt, idempotencyLink } from '../../src/client/trpc/index.js';
 import { listPayments } from '../e2e/http.js';
-import { clientContract, type Paid } from './contract.js';
+import { callerKeyContract } from './caller-key.js';
+import { clientContract, type Paid, type PayThrough } from './contract.js';
 import { startService } from './service.js';
 
-clientContract('tRPC link', async (url, { account, input, key, signal, retry }) => {
-  const headers = { authorization: `Bearer ${account}` };
+const payThroughTrpc: PayThrough = async (url, args) => {
+  const { account, input, key, signal, retry } = args;
+  // Headers the caller sets go where tRPC takes them: the HTTP link's `headers` option.
+  const headers = { authorization: `Bearer ${account}`, ...Object.fromEntries(args.headers ?? []) };
   const client = createTRPCClient<PaymentsRouter>({
     links: [
       idempotencyLink(retry),
@@ -40,7 +43,10 @@ clientContract('tRPC link', async (url, { account, input, key, signal, retry }) 
     const status = error instanceof TRPCClientError ? error.data?.httpStatus : undefined;
     return { ok: false, status, error };
   }
-});
+};
+
+clientContract('tRPC link', payThroughTrpc);
+callerKeyContract('tRPC link, a key the caller set in the input', payThroughTrpc, ['option']);
 
 it('S20: mutations batched by httpBatchLink each carry their own key in the input, and queries pass through unkeyed', async () => {
   const service = await startService('sqlite');

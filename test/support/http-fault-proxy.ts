@@ -8,7 +8,9 @@
  * - `cut-in-flight`: forward, and cut the client's connection at once, while the service
  *   still runs it (a quick retry meets the key in flight: 409);
  * - `drop-response`: forward, wait for the whole answer (the service has committed), then
- *   cut the client's connection instead of answering.
+ *   cut the client's connection instead of answering;
+ * - `unavailable`: answer 503 itself, as a gateway in front of a busy service would (the
+ *   service never sees it).
  *
  * Every answer the service gave is recorded with whether the client got it.
  */
@@ -25,7 +27,8 @@ export type Fault =
   | { kind: 'delay'; ms: number }
   | { kind: 'reset' }
   | { kind: 'cut-in-flight' }
-  | { kind: 'drop-response' };
+  | { kind: 'drop-response' }
+  | { kind: 'unavailable' };
 
 export interface SeenRequest {
   method: string;
@@ -84,6 +87,14 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
     const cut = () => req.socket.destroy();
     if (fault.kind === 'reset') {
       cut();
+      return;
+    }
+    if (fault.kind === 'unavailable') {
+      exchange.status = 503;
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('Service Unavailable', () => {
+        exchange.delivered = true;
+      });
       return;
     }
     if (fault.kind === 'delay') await sleep(fault.ms);

@@ -8,7 +8,8 @@
  * answer carries `extensions.idempotency: { key, replayed, attempts }`.
  */
 import { ApolloLink } from '@apollo/client/link';
-import { Observable } from 'rxjs';
+import { Observable, throwError } from 'rxjs';
+import { keyHeaderValues } from '../headers.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   type IdempotencyReceipt,
@@ -16,6 +17,7 @@ import {
   newIdempotencyKey,
   wasReplayed,
 } from '../keys.js';
+import { ownKey } from '../own-key.js';
 import { type Outcome, RETRY_DEFAULTS, type RetryOptions, withRetries } from '../retry.js';
 import { anySignal } from '../signals.js';
 import { answerVerdict, codesInBody, networkVerdict, type Verdict } from '../verdict.js';
@@ -26,7 +28,8 @@ export interface IdempotencyLinkOptions extends RetryOptions, KeyOptions {}
 
 /**
  * Put it before the HTTP link: `ApolloLink.from([idempotencyLink(), new HttpLink({ uri })])`.
- * A call keys its own intent with `context: { idempotencyKey: orderId }` and aborts with
+ * A call keys its own intent with `context: { idempotencyKey: orderId }` (or an
+ * `Idempotency-Key` in `context.headers`) and aborts with
  * `context: { fetchOptions: { signal } }`.
  */
 export function idempotencyLink(options: IdempotencyLinkOptions = {}): ApolloLink {
@@ -38,10 +41,22 @@ export function idempotencyLink(options: IdempotencyLinkOptions = {}): ApolloLin
       headers?: Record<string, string>;
       fetchOptions?: { signal?: AbortSignal };
     };
-    const key = typeof context.idempotencyKey === 'string' ? context.idempotencyKey : newKey();
+    // A key the caller set, in either place, is the intent's (SPEC S28); a header it wrote
+    // is then left exactly as written. One the server would refuse fails the call here.
+    const headerValues = keyHeaderValues(context.headers);
+    let own: string | undefined;
+    try {
+      own = ownKey([['context.idempotencyKey', context.idempotencyKey]], headerValues);
+    } catch (error) {
+      return throwError(() => error);
+    }
+    const key = own ?? newKey();
     operation.setContext({
       idempotencyKey: key,
-      headers: { ...context.headers, [IDEMPOTENCY_KEY_HEADER]: key },
+      headers:
+        headerValues.length > 0
+          ? context.headers
+          : { ...context.headers, [IDEMPOTENCY_KEY_HEADER]: key },
     });
     const callerSignal = context.fetchOptions?.signal;
 

@@ -7,6 +7,10 @@
  * a key inside each call's input works batched or not. The procedure's input must accept an
  * optional `idempotencyKey`. A mutation whose input is not a plain object (or none) cannot
  * carry one and passes through unkeyed and unretried.
+ *
+ * The caller's own key comes from the input or `context.idempotencyKey`. A header set by the
+ * HTTP link's `headers` option is out of this link's sight (that option is read after it
+ * runs): the server refuses it beside a different key in the input (SPEC S1).
  */
 import {
   type Operation,
@@ -22,6 +26,7 @@ import {
   newIdempotencyKey,
   wasReplayed,
 } from '../keys.js';
+import { ownKey } from '../own-key.js';
 import { type Outcome, RETRY_DEFAULTS, type RetryOptions, withRetries } from '../retry.js';
 import { anySignal } from '../signals.js';
 import { answerVerdict, networkVerdict, type Verdict } from '../verdict.js';
@@ -45,9 +50,20 @@ export function idempotencyLink<TRouter extends AnyTRPCRouter>(
     ({ op, next }) => {
       if (op.type !== 'mutation' || !isPlainObject(op.input)) return next(op);
       const input = op.input as Record<string, unknown>;
-      // A key the caller put in the input (an order id) is the intent's; else a new one.
-      const key = typeof input.idempotencyKey === 'string' ? input.idempotencyKey : newKey();
       return observable<Envelope, TRPCClientError<AnyTRPCRouter>>((observer) => {
+        // A key the caller set (an order id) is the intent's; else a new one. One the server
+        // would refuse fails the call here, before anything is sent.
+        let key: string;
+        try {
+          key =
+            ownKey([
+              ['the input', input.idempotencyKey],
+              ['context.idempotencyKey', op.context.idempotencyKey],
+            ]) ?? newKey();
+        } catch (error) {
+          observer.error(TRPCClientError.from(error as Error));
+          return;
+        }
         // Stops the waits and the attempt in flight: the caller's signal or an unsubscribe.
         const stop = new AbortController();
         const signal = op.signal ? anySignal([op.signal, stop.signal]) : stop.signal;

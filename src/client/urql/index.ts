@@ -3,8 +3,8 @@
  * with that same key (SPEC S28, S29). Queries and subscriptions pass through untouched.
  *
  * It writes the key into the operation's context (`idempotencyKey`, and the
- * `Idempotency-Key` header in `fetchOptions`) and gives the operation a `fetch` that retries
- * by the shared rules. A `retryExchange` re-executes the operation with its context, so its
+ * `Idempotency-Key` header in `fetchOptions` unless the caller wrote one) and gives the
+ * operation a `fetch` that retries by the shared rules. A `retryExchange` re-executes the operation with its context, so its
  * retries send the same key too; `retryIf` below gives it the same rules. The result carries
  * `extensions.idempotency: { key, replayed, attempts }`.
  */
@@ -17,13 +17,14 @@ import {
   type OperationResult,
 } from '@urql/core';
 import { idempotentFetch } from '../fetch.js';
+import { keyHeaderValues, withKeyHeader } from '../headers.js';
 import {
-  IDEMPOTENCY_KEY_HEADER,
   type IdempotencyReceipt,
   type KeyOptions,
   newIdempotencyKey,
   wasReplayed,
 } from '../keys.js';
+import { KEY_INVALID, ownKey } from '../own-key.js';
 import type { RetryOptions } from '../retry.js';
 import { anySignal } from '../signals.js';
 import { answerVerdict, codesInBody } from '../verdict.js';
@@ -35,7 +36,8 @@ export interface IdempotencyExchangeOptions extends RetryOptions, KeyOptions {}
 /**
  * Put it before `fetchExchange`: `exchanges: [cacheExchange, idempotencyExchange(),
  * fetchExchange]`. A call keys its own intent with `{ idempotencyKey: orderId }` in its
- * context and aborts with `{ signal }`.
+ * context (or an `Idempotency-Key` in its `fetchOptions.headers`) and aborts with
+ * `{ signal }`.
  */
 export function idempotencyExchange(options: IdempotencyExchangeOptions = {}): Exchange {
   const { newKey = newIdempotencyKey, ...retry } = options;
@@ -52,6 +54,7 @@ export function idempotencyExchange(options: IdempotencyExchangeOptions = {}): E
  */
 export function retryIf(error: CombinedError, operation: Operation): boolean {
   if ((operation.context.signal as AbortSignal | undefined)?.aborted) return false;
+  if ((error.networkError as { code?: unknown } | undefined)?.code === KEY_INVALID) return false;
   if (error.networkError && !error.response) return true;
   const response = error.response as Partial<Response> | undefined;
   const status = typeof response?.status === 'number' ? response.status : 200;
@@ -66,7 +69,17 @@ function keyed(operation: Operation, newKey: () => string, retry: RetryOptions):
   const context = operation.context;
   // Already keyed: a retryExchange (or a cache) sent this operation round again.
   if (context[RECEIPT]) return operation;
-  const key = typeof context.idempotencyKey === 'string' ? context.idempotencyKey : newKey();
+  // Read once: a function could give other headers, even another key, each time it is called.
+  const fetchOptions =
+    typeof context.fetchOptions === 'function' ? context.fetchOptions() : context.fetchOptions;
+  const headerValues = keyHeaderValues(fetchOptions?.headers);
+  let own: string | undefined;
+  try {
+    own = ownKey([['context.idempotencyKey', context.idempotencyKey]], headerValues);
+  } catch (error) {
+    return refused(operation, error);
+  }
+  const key = own ?? newKey();
   const receipt: IdempotencyReceipt = { key, replayed: false, attempts: 0 };
   const callerSignal = context.signal as AbortSignal | undefined;
   const base = context.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -77,15 +90,15 @@ function keyed(operation: Operation, newKey: () => string, retry: RetryOptions):
     return response;
   };
   const retrying = idempotentFetch(counted, { ...retry, isMutation: () => true });
-  const fetchOptions =
-    typeof context.fetchOptions === 'function' ? context.fetchOptions() : context.fetchOptions;
   return makeOperation(operation.kind, operation, {
     ...context,
     idempotencyKey: key,
     [RECEIPT]: receipt,
     fetchOptions: {
       ...fetchOptions,
-      headers: { ...headersObject(fetchOptions?.headers), [IDEMPOTENCY_KEY_HEADER]: key },
+      // The caller's own key header stays as written, in the shape it was written in.
+      headers:
+        headerValues.length > 0 ? fetchOptions?.headers : withKeyHeader(fetchOptions?.headers, key),
     },
     fetch: (input, init) =>
       retrying(input, {
@@ -98,13 +111,20 @@ function keyed(operation: Operation, newKey: () => string, retry: RetryOptions):
   });
 }
 
+/**
+ * A key the server would refuse ends the call before anything is sent: its `fetch` fails
+ * with the reason, which urql hands over as the result's `networkError`, and `retryIf`
+ * does not retry.
+ */
+function refused(operation: Operation, error: unknown): Operation {
+  return makeOperation(operation.kind, operation, {
+    ...operation.context,
+    fetch: () => Promise.reject(error),
+  });
+}
+
 function withReceipt(result: OperationResult): OperationResult {
   const receipt = result.operation.context[RECEIPT] as IdempotencyReceipt | undefined;
   if (result.operation.kind !== 'mutation' || !receipt) return result;
   return { ...result, extensions: { ...result.extensions, idempotency: { ...receipt } } };
-}
-
-function headersObject(headers: RequestInit['headers']): Record<string, string> {
-  if (!headers) return {};
-  return Object.fromEntries(new Headers(headers).entries());
 }
