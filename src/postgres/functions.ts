@@ -5,8 +5,12 @@
  * custom migration that docs/migrations.md shows (drizzle-kit knows tables, not functions).
  */
 import { causeChain, codeOf } from './error-chain.js';
+import { DEFAULT_SCHEMA } from './schema-name.js';
 
-/** The names of the server-side functions that belong to a records table. */
+/**
+ * The names of the server-side functions that belong to a records table. They live in the
+ * table's schema; the statements that call them name it (schema-name.ts).
+ */
 export function functionNames(table: string) {
   return {
     claim: `${table}_claim`,
@@ -26,15 +30,21 @@ const UNDEFINED_FUNCTION = '42883';
  * When `error` says one of the table's functions does not exist, an error that names the
  * table, the missing function and the fix (with the driver's error as `cause`); otherwise
  * `error` itself. The guard still answers 503 (S15): a guarded mutation never runs unguarded.
+ * A table kept in another schema than the store was told is missing its functions too, so the
+ * message names the schema.
  */
-export function explainMissingFunctions(error: unknown, table: string): unknown {
+export function explainMissingFunctions(error: unknown, schema: string, table: string): unknown {
   const names = Object.values(functionNames(table));
   for (const e of causeChain(error)) {
     if (!(e instanceof Error) || codeOf(e) !== UNDEFINED_FUNCTION) continue;
     const missing = names.find((name) => e.message.includes(name));
     if (!missing) continue;
+    const options =
+      schema === DEFAULT_SCHEMA
+        ? `{ table: '${table}' }`
+        : `{ table: '${table}', schema: '${schema}' }`;
     return new Error(
-      `mutation-guard/postgres: the records table "${table}" has no function "${missing}". Since 0.2.0 the store's statements are server-side functions that the package's migrations 0001_functions and 0002_one_transaction create: run migratePostgres(db, { table: '${table}' }), or, if drizzle-kit manages the table, add them as a custom migration (postgresFunctionsSql; docs/migrations.md, "The store's functions").`,
+      `mutation-guard/postgres: the records table "${table}" has no function "${missing}" in schema "${schema}". Since 0.2.0 the store's statements are server-side functions that the package's migrations 0001_functions and 0002_one_transaction create: run migratePostgres(db, ${options}), or, if drizzle-kit manages the table, add them as a custom migration (postgresFunctionsSql(${options}); docs/migrations.md, "The store's functions"). If the table is in another schema than "${schema}", pass that schema to postgresStore (docs/postgres.md, "A schema per tenant").`,
       { cause: error },
     );
   }

@@ -16,7 +16,7 @@
 import type { RecordKey, StoredRecord } from '../store/seam.js';
 import type { AnyPgDatabase } from './db.js';
 
-/** A record whose work runs now, by (table, scope, key), per database client. */
+/** A record whose work runs now, by (schema-qualified table, scope, key), per database client. */
 const held = new WeakMap<object, Map<string, StoredRecord>>();
 
 export interface HeldKeys {

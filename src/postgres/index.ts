@@ -16,4 +16,9 @@ export {
   postgresFunctionsSql,
 } from './migrate.js';
 export { type PostgresStoreOptions, postgresStore } from './store.js';
-export { idempotencyRecords, type PgIdempotencyTable, pgIdempotencyTable } from './table.js';
+export {
+  idempotencyRecords,
+  type PgIdempotencyTable,
+  type PgIdempotencyTableOptions,
+  pgIdempotencyTable,
+} from './table.js';

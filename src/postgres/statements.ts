@@ -10,8 +10,11 @@
  * parsed and planned each on every call (most of a guarded call's cost). Unlike named
  * prepared statements, this works behind any pooler in transaction mode (S27). `read` and
  * `purge` are rare and stay plain statements. Times are the database's clock (S11).
+ *
+ * Every name is schema-qualified, the table's as its functions': which table a statement
+ * touches must not depend on the connection's `search_path` (schema-name.ts says why).
  */
-import { getTableName, type Query, type SQL, sql } from 'drizzle-orm';
+import { type Query, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { type RecordRow, toStoredRecord } from '../store/records.js';
 import type {
@@ -23,7 +26,8 @@ import type {
 } from '../store/seam.js';
 import { functionNames } from './functions.js';
 import type { MergedStatements } from './pool-transaction.js';
-import type { PgIdempotencyTable } from './table.js';
+import { qualifiedName } from './schema-name.js';
+import { type PgIdempotencyTable, placeOf } from './table.js';
 
 /**
  * A record as our statements return it: the shared row (times as epoch milliseconds, float8)
@@ -141,8 +145,11 @@ const epochMs = (expression: SQL) => sql`(extract(epoch from ${expression}) * 10
 export function buildStatements(t: PgIdempotencyTable, { asyncClaim }: { asyncClaim: boolean }) {
   const dialect = new PgDialect();
   const build = (query: SQL): Query => dialect.sqlToQuery(query);
-  const fn = functionNames(getTableName(t));
-  const call = (name: string) => sql.identifier(name);
+  const { schema, name: table } = placeOf(t);
+  const fn = functionNames(table);
+  const call = (name: string) => sql.raw(qualifiedName(schema, name));
+  // Drizzle writes a table of `public` unqualified: named here instead.
+  const records = sql.raw(qualifiedName(schema, table));
   const byKey = sql`scope = ${p('scope')} and key = ${p('key')}`;
   // Casts name each parameter's type, so that every driver's way of sending values (untyped
   // text, or typed by their JavaScript type) resolves to the same function.
@@ -202,7 +209,7 @@ export function buildStatements(t: PgIdempotencyTable, { asyncClaim }: { asyncCl
     readCommitted: build(sql.raw('set transaction isolation level read committed')),
     rollbackToSavepoint: build(sql.raw(`rollback to savepoint ${WORK_SAVEPOINT}`)),
 
-    read: build(sql`select ${record(sql`clock_timestamp()`)} from ${t} where ${byKey}`),
+    read: build(sql`select ${record(sql`clock_timestamp()`)} from ${records} where ${byKey}`),
 
     /**
      * S14: bounded batches keep each statement's locks short; SKIP LOCKED leaves rows that a
@@ -215,8 +222,8 @@ export function buildStatements(t: PgIdempotencyTable, { asyncClaim }: { asyncCl
      */
     purge: build(sql`
       with deleted as (
-        delete from ${t} where ctid = any(array(
-          select ctid from ${t}
+        delete from ${records} where ctid = any(array(
+          select ctid from ${records}
           where expires_at <= (select clock_timestamp())
           limit ${p('batchSize')}
           for update skip locked
@@ -234,19 +241,19 @@ export function buildStatements(t: PgIdempotencyTable, { asyncClaim }: { asyncCl
  * finite before it is written out.
  */
 export function mergedStatements(t: PgIdempotencyTable): MergedStatements {
-  const dialect = new PgDialect();
-  const fn = functionNames(getTableName(t));
+  const { schema, name: table } = placeOf(t);
+  const fn = functionNames(table);
+  const call = (name: string) => qualifiedName(schema, name);
   const fence = ({ scope, key, token }: Fence, literal: (value: string) => string) =>
     `${literal(scope)}::text, ${literal(key)}::text, ${literal(token)}::text`;
   return {
-    lock: (record, literal) =>
-      `select 1 from ${dialect.escapeName(fn.lock)}(${fence(record, literal)})`,
+    lock: (record, literal) => `select 1 from ${call(fn.lock)}(${fence(record, literal)})`,
     complete: (record, completion: CompletionRecord, literal) =>
-      `${dialect.escapeName(fn.complete)}(${fence(record, literal)}, ${literal(completion.outcome)}::text, ${literal(completion.result)}::text, ${finite(completion.retentionMs)}::float8)`,
+      `${call(fn.complete)}(${fence(record, literal)}, ${literal(completion.outcome)}::text, ${literal(completion.result)}::text, ${finite(completion.retentionMs)}::float8)`,
     begin: ({ scope, key, fingerprint }, literal) =>
-      `select ${dialect.escapeName(fn.begin)}(${literal(scope)}::text, ${literal(key)}::text, ${literal(fingerprint)}::text) as ${BEGIN_ANSWER}`,
+      `select ${call(fn.begin)}(${literal(scope)}::text, ${literal(key)}::text, ${literal(fingerprint)}::text) as ${BEGIN_ANSWER}`,
     finish: ({ request, token, replace, completion }, literal) =>
-      `${dialect.escapeName(fn.finish)}(${literal(request.scope)}::text, ${literal(request.key)}::text, ${literal(request.fingerprint)}::text, ${literal(request.operation)}::text, ${literal(token)}::text, ${replace ? 'true' : 'false'}, ${literal(completion.outcome)}::text, ${literal(completion.result)}::text, ${finite(completion.retentionMs)}::float8)`,
+      `${call(fn.finish)}(${literal(request.scope)}::text, ${literal(request.key)}::text, ${literal(request.fingerprint)}::text, ${literal(request.operation)}::text, ${literal(token)}::text, ${replace ? 'true' : 'false'}, ${literal(completion.outcome)}::text, ${literal(completion.result)}::text, ${finite(completion.retentionMs)}::float8)`,
   };
 }
 

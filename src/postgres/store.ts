@@ -43,7 +43,7 @@
  * itself (pool-statements.ts, pool-transaction.ts); every code is read along the cause chain.
  */
 import { randomUUID } from 'node:crypto';
-import { getTableName, is, type Query } from 'drizzle-orm';
+import { is, type Query } from 'drizzle-orm';
 import { type PgSession, PgTransaction } from 'drizzle-orm/pg-core';
 import { assertPurgeOptions } from '../store/purge-options.js';
 import { toStoredRecord } from '../store/records.js';
@@ -70,6 +70,7 @@ import { quoteLiteral } from './literal.js';
 import { completingStatement, wroteNothing } from './merged-completion.js';
 import { nodePgPool, type PoolStatement, poolStatement } from './pool-statements.js';
 import { poolTransactions } from './pool-transaction.js';
+import { assertSchemaName, qualifiedName } from './schema-name.js';
 import { retryingSerializationFailures } from './serialization.js';
 import { isSingleConnection, singleConnection } from './single-connection.js';
 import {
@@ -86,7 +87,12 @@ import {
   type PgRecordRow,
   WORK_SAVEPOINT,
 } from './statements.js';
-import { idempotencyRecords, type PgIdempotencyTable, pgIdempotencyTable } from './table.js';
+import {
+  idempotencyRecords,
+  type PgIdempotencyTable,
+  pgIdempotencyTable,
+  placeOf,
+} from './table.js';
 import { type Begin, runTransaction } from './transaction.js';
 
 export interface PostgresStoreOptions {
@@ -96,6 +102,13 @@ export interface PostgresStoreOptions {
    * @default idempotencyRecords (the table `idempotency_records`)
    */
   table?: PgIdempotencyTable | string;
+  /**
+   * The schema that holds the table and its functions (one per tenant, say). Every statement
+   * names it, so the connection's `search_path` does not matter. A table built with
+   * `pgIdempotencyTable(name, { schema })` brings its own: leave this out, or give the same.
+   * @default the table's schema: 'public' unless it was built with another
+   */
+  schema?: string;
 }
 
 /** What the completing and releasing functions return: whether our token still held the record. */
@@ -115,18 +128,18 @@ export function postgresStore<Db extends AnyPgDatabase>(
   options: PostgresStoreOptions = {},
 ): IdempotencyStore<PgTransactionOf<Db>> & StoreExtras {
   type Tx = PgTransactionOf<Db>;
-  const t =
-    typeof options.table === 'string'
-      ? pgIdempotencyTable(options.table)
-      : (options.table ?? idempotencyRecords);
+  const t = recordsTable(options);
   // A claim of its own commits asynchronously (statements.ts, `claim`, says why); not when
   // `db` is itself a transaction, whose commit (the app's writes with it) it would weaken.
   const statements = buildStatements(t, { asyncClaim: !is(db, PgTransaction) });
   absorbPoolConnectionErrors(db);
-  const tableName = getTableName(t);
+  const { schema, name: tableName } = placeOf(t);
   const single = isSingleConnection(db) ? singleConnection(db) : undefined;
-  /** Keys whose work runs now in this process: their duplicates answer from here (held-keys.ts). */
-  const held = heldKeys(db, tableName);
+  /**
+   * Keys whose work runs now in this process: their duplicates answer from here (held-keys.ts).
+   * By schema too: tenants' tables of one name over one client are different tables (S4).
+   */
+  const held = heldKeys(db, qualifiedName(schema, tableName));
   /**
    * postgres.js: Drizzle sets a transaction's isolation level with a statement of its own
    * before our callback runs. Were the connection lost under that statement, postgres.js
@@ -140,7 +153,9 @@ export function postgresStore<Db extends AnyPgDatabase>(
    * other database, `db.transaction`.
    */
   const merged = mergedStatements(t);
-  const pooled = poolTransactions(db, merged, (error) => explainMissingFunctions(error, tableName));
+  const pooled = poolTransactions(db, merged, (error) =>
+    explainMissingFunctions(error, schema, tableName),
+  );
   const begin = db.transaction.bind(db);
   /**
    * How a guarded transaction begins off a node-postgres Pool: Drizzle's `db.transaction`
@@ -207,7 +222,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
     try {
       return await rows;
     } catch (error) {
-      throw explainMissingFunctions(error, tableName);
+      throw explainMissingFunctions(error, schema, tableName);
     }
   }
 
@@ -278,7 +293,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
     try {
       return await rowsFrom<unknown>(prepare(tx, simpleQuery(text)), {});
     } catch (error) {
-      throw explainMissingFunctions(driverErrorOf(error), tableName);
+      throw explainMissingFunctions(driverErrorOf(error), schema, tableName);
     }
   }
 
@@ -426,6 +441,28 @@ export function postgresStore<Db extends AnyPgDatabase>(
       return total;
     },
   };
+}
+
+/**
+ * The records table the options name, in its schema. A table built for one schema and a
+ * `schema` option naming another is refused here, when the store is made: which of them is
+ * meant cannot be guessed, and guessing wrong would share one tenant's records with another.
+ */
+function recordsTable({ table, schema }: PostgresStoreOptions): PgIdempotencyTable {
+  if (typeof table === 'string' || (table === undefined && schema !== undefined)) {
+    return pgIdempotencyTable(table, { schema });
+  }
+  if (table === undefined) return idempotencyRecords;
+  if (schema !== undefined) {
+    assertSchemaName(schema);
+    const built = placeOf(table);
+    if (built.schema !== schema) {
+      throw new TypeError(
+        `mutation-guard/postgres: the table option was built for schema "${built.schema}", but the schema option says "${schema}". Give the schema once: pgIdempotencyTable('${built.name}', { schema: '${schema}' }) as the table, or leave the schema option out.`,
+      );
+    }
+  }
+  return table;
 }
 
 /**

@@ -4,18 +4,44 @@
  * also ships the generated migration (drizzle/postgres) and `migratePostgres` to apply it.
  *
  * drizzle-kit loads this file directly (drizzle.config.ts) to generate drizzle/postgres: keep
- * its imports to drizzle-orm and ../store/table-name.ts, which imports nothing.
+ * its imports to drizzle-orm, ../store/table-name.ts and ./schema-name.ts, which import nothing.
  */
-import { index, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  getTableConfig,
+  index,
+  type PgTableFn,
+  pgSchema,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import { assertTableName, DEFAULT_TABLE_NAME } from '../store/table-name.js';
+import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.js';
+
+export interface PgIdempotencyTableOptions {
+  /**
+   * The schema the table lives in (one per tenant, say). Pass the same schema to
+   * `migratePostgres` or `postgresFunctionsSql`, which create the table's functions there.
+   * @default 'public'
+   */
+  schema?: string;
+}
 
 /**
  * Builds the records table under `name`. Constraint and index names are derived from the
  * table name so that several tables (one per app, one per test suite) never collide.
  */
-export function pgIdempotencyTable(name: string = DEFAULT_TABLE_NAME) {
+export function pgIdempotencyTable(
+  name: string = DEFAULT_TABLE_NAME,
+  { schema = DEFAULT_SCHEMA }: PgIdempotencyTableOptions = {},
+) {
   assertTableName(name);
-  return pgTable(
+  assertSchemaName(schema);
+  // Drizzle refuses `pgSchema('public')`: a table without a schema is public's.
+  const table: PgTableFn<string | undefined> =
+    schema === DEFAULT_SCHEMA ? pgTable : pgSchema(schema).table;
+  return table(
     name,
     {
       scope: text('scope').notNull(),
@@ -46,6 +72,12 @@ export function pgIdempotencyTable(name: string = DEFAULT_TABLE_NAME) {
 
 /** The type of a records table built by `pgIdempotencyTable`. */
 export type PgIdempotencyTable = ReturnType<typeof pgIdempotencyTable>;
+
+/** Where a records table lives: its schema (public when built without one) and its name. */
+export function placeOf(table: PgIdempotencyTable): { schema: string; name: string } {
+  const { schema, name } = getTableConfig(table);
+  return { schema: schema ?? DEFAULT_SCHEMA, name };
+}
 
 /** The records table under its default name, `idempotency_records`. */
 export const idempotencyRecords = pgIdempotencyTable();

@@ -30,7 +30,12 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGuard, IdempotencyError } from '../../src/index.js';
-import { migratePostgres, postgresFunctionsSql, postgresStore } from '../../src/postgres/index.js';
+import {
+  migratePostgres,
+  pgIdempotencyTable,
+  postgresFunctionsSql,
+  postgresStore,
+} from '../../src/postgres/index.js';
 import { migrateSqlite } from '../../src/sqlite/index.js';
 import { postgresAvailability, TEST_DATABASE_URL } from '../support/postgres.js';
 
@@ -175,6 +180,49 @@ export const payments = pgTable('payments', { id: text('id').primaryKey() });
       // push still changes nothing of ours, functions included.
       expectNothingOfOursPushed(await kit(dir, 'push', '--force', '--verbose'));
       expect(await pay()).toEqual({ value: 1, replayed: true });
+    });
+
+    it('S22: (a) a re-exported table in a schema of its own: generate creates both there, the functions follow with { schema }, and the store finds them', async () => {
+      const database = await throwawayDatabase();
+      const dir = appFolder(
+        `${PG_SCHEMA}import { pgSchema } from 'drizzle-orm/pg-core';
+import { pgIdempotencyTable } from '${join(ROOT, 'src/postgres/table.ts')}';
+export const billing = pgSchema('billing');
+export const idempotency = pgIdempotencyTable('idempotency_records', { schema: 'billing' });
+`,
+        { dialect: 'postgresql', dbCredentials: { url: database.url } },
+      );
+      expect((await kit(dir, 'generate')).code).toBe(0);
+      expect(generatedSql(dir)).toContain('CREATE SCHEMA "billing"');
+      expect(generatedSql(dir)).toContain('CREATE TABLE "billing"."idempotency_records"');
+      expect((await kit(dir, 'generate', '--custom', '--name=mutation_guard_functions')).code).toBe(
+        0,
+      );
+      const custom = readdirSync(join(dir, 'drizzle')).find((name) =>
+        name.endsWith('_mutation_guard_functions.sql'),
+      )!;
+      writeFileSync(
+        join(dir, 'drizzle', custom),
+        await postgresFunctionsSql({ schema: 'billing' }),
+      );
+      expect(await kit(dir, 'migrate')).toMatchObject({ code: 0 });
+      // Nothing of ours in public: the table and its functions are billing's alone.
+      expect(await database.tables()).toEqual(['payments']);
+      const store = postgresStore(database.db, {
+        table: pgIdempotencyTable('idempotency_records', { schema: 'billing' }),
+      });
+      const pay = () =>
+        createGuard({ store }).run({
+          scope: 's',
+          key: 'k1',
+          fingerprint: 'f',
+          operation: 'pay',
+          work: async () => 1,
+        });
+      expect(await pay()).toEqual({ value: 1, replayed: false });
+      expect(await pay()).toEqual({ value: 1, replayed: true });
+      const { rows } = await database.pool.query('SELECT key FROM billing.idempotency_records');
+      expect(rows).toEqual([{ key: 'k1' }]);
     });
 
     it('S22: (b) migratePostgres plus tablesFilter: generate, migrate and push --force leave our tables and rows alone', async () => {

@@ -27,11 +27,11 @@ describe('the cause chain of a store error', () => {
     (driver as { cause?: unknown }).cause = wrapper;
 
     expect(causeChain(wrapper)).toEqual([wrapper, driver]);
-    const explained = explainMissingFunctions(wrapper, 'idempotency_records');
+    const explained = explainMissingFunctions(wrapper, 'public', 'idempotency_records');
     expect(String(explained)).toContain('idempotency_records_begin');
     // A cycle without the code is returned as it came, also without looping.
     const loop = new Error('loop');
     (loop as { cause?: unknown }).cause = loop;
-    expect(explainMissingFunctions(loop, 'idempotency_records')).toBe(loop);
+    expect(explainMissingFunctions(loop, 'public', 'idempotency_records')).toBe(loop);
   });
 });

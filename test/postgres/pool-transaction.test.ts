@@ -98,10 +98,10 @@ describe.skipIf(!pg_.realPostgres)(
       const fresh = CountingClient.sent;
       expect(fresh).toHaveLength(3);
       expect(fresh[0]).toMatch(
-        /^begin isolation level read committed; select "[^"]+_begin"\(.*\) as mutation_guard_begin; savepoint mutation_guard_work$/s,
+        /^begin isolation level read committed; select "public"."[^"]+_begin"\(.*\) as mutation_guard_begin; savepoint mutation_guard_work$/s,
       );
       expect(fresh[1]).toMatch(/^insert into/);
-      expect(fresh[2]).toMatch(/^select 1 \/ \("[^"]+_finish"\(.*\)\)::int; commit$/s);
+      expect(fresh[2]).toMatch(/^select 1 \/ \("public"\."[^"]+_finish"\(.*\)\)::int; commit$/s);
 
       CountingClient.sent = [];
       expect(await guard.run(call)).toEqual({ value: 'paid', replayed: true });
@@ -164,7 +164,7 @@ describe.skipIf(!pg_.realPostgres)(
       };
       expect(await guard.run(call)).toEqual({ value: { declined: true }, replayed: false });
       expect(CountingClient.sent.at(-1)).toMatch(
-        /^rollback to savepoint mutation_guard_work; select 1 \/ \("[^"]+_finish"\(.*\)\)::int; commit$/s,
+        /^rollback to savepoint mutation_guard_work; select 1 \/ \("public"\."[^"]+_finish"\(.*\)\)::int; commit$/s,
       );
       expect(await count(key)).toBe(0);
       expect(await store.read({ scope: 'acct', key })).toMatchObject({
