@@ -5,6 +5,7 @@ import {
   type FieldNode,
   Kind,
   print,
+  stripIgnoredCharacters,
   visit,
 } from 'graphql';
 import { type FingerprintLimits, fingerprint } from '../core/fingerprint.js';
@@ -135,7 +136,10 @@ function stripKey(
       return { ...node, arguments: args, directives };
     },
   });
-  return { printed: print(stripped), keyVariables, inputVariables };
+  // Printed, then stripped of ignored characters: graphql 17's printer wraps and indents
+  // nested literals, so its text grows with their depth squared; the stripped text is the
+  // same small one on graphql 16 and 17, and weighs (maxInputBytes) about what was sent.
+  return { printed: stripIgnoredCharacters(print(stripped)), keyVariables, inputVariables };
 }
 
 function withoutKey(value: Record<string, unknown>): Record<string, unknown> {
