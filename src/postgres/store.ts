@@ -27,8 +27,9 @@
  *
  * Every time is the database's clock (`clock_timestamp()`), never the app server's (S11); every
  * statement's SQL is built once per store (statements.ts); the transaction never settles before
- * its work, and refuses statements once the driver has ended it (transaction.ts); on PGlite's
- * single connection, nested calls join the outer transaction (single-connection.ts).
+ * its work, and refuses statements once the driver has ended it (transaction.ts); a guarded
+ * call nested in guarded work joins the outer transaction, in a savepoint, on every driver
+ * (nesting.ts says why and what that means for its record).
  *
  * Isolation: our transactions always run READ COMMITTED, whatever the server's
  * `default_transaction_isolation`, so a stricter default cannot make our own statements fail
@@ -68,11 +69,12 @@ import { explainMissingFunctions } from './functions.js';
 import { heldKeys } from './held-keys.js';
 import { quoteLiteral } from './literal.js';
 import { completingStatement, wroteNothing } from './merged-completion.js';
+import { answerOf, nestingOn, SavepointAnswer } from './nesting.js';
 import { nodePgPool, type PoolStatement, poolStatement } from './pool-statements.js';
 import { poolTransactions } from './pool-transaction.js';
 import { assertSchemaName, qualifiedName } from './schema-name.js';
 import { retryingSerializationFailures } from './serialization.js';
-import { isSingleConnection, singleConnection } from './single-connection.js';
+import { isSingleConnection } from './single-connection.js';
 import {
   BEGIN_ANSWER,
   type BeginCall,
@@ -134,7 +136,9 @@ export function postgresStore<Db extends AnyPgDatabase>(
   const statements = buildStatements(t, { asyncClaim: !is(db, PgTransaction) });
   absorbPoolConnectionErrors(db);
   const { schema, name: tableName } = placeOf(t);
-  const single = isSingleConnection(db) ? singleConnection(db) : undefined;
+  const single = isSingleConnection(db);
+  /** The guarded work a call is made from, if any: it joins that transaction (nesting.ts). */
+  const nesting = nestingOn(db);
   /**
    * Keys whose work runs now in this process: their duplicates answer from here (held-keys.ts).
    * By schema too: tenants' tables of one name over one client are different tables (S4).
@@ -160,7 +164,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
   /**
    * How a guarded transaction begins off a node-postgres Pool: Drizzle's `db.transaction`
    * (postgres.js sets its level itself, first thing in the callback, see above), or, nested in
-   * guarded work on PGlite, a savepoint of the outer transaction.
+   * guarded work, a savepoint of the outer transaction.
    */
   const transactionOf = (outer: AnyPgDatabase | undefined): Begin =>
     outer
@@ -169,7 +173,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
         ? (callback) => begin(callback)
         : (callback) => begin(callback, { isolationLevel: 'read committed' });
   // A claim joined to an outer transaction must not weaken that transaction's commit.
-  const joinedClaim = single && buildStatements(t, { asyncClaim: false }).claim;
+  const joinedClaim = buildStatements(t, { asyncClaim: false }).claim;
 
   /**
    * Statements on `db` itself are prepared (client-side: SQL and parameter order) once; those
@@ -196,19 +200,19 @@ export function postgresStore<Db extends AnyPgDatabase>(
 
   /**
    * Runs one of the store's own statements: on its own (autocommit, retried on a
-   * serialization failure), or, for a call nested in guarded work on PGlite, inside the
-   * outer transaction (where a retry could not help, and the claim commits synchronously).
+   * serialization failure), or, for a call nested in guarded work, inside the outer
+   * transaction (where a retry could not help, and the claim commits synchronously).
    */
   async function run<Row>(name: Statement, values: Record<string, unknown>): Promise<Row[]> {
-    const outer = single?.outerTransaction();
+    const outer = nesting.outer();
     if (outer) {
-      const query = name === 'claim' && joinedClaim ? joinedClaim : statements[name];
-      return execute<Row>(prepare(outer, query), values);
+      const query = name === 'claim' ? joinedClaim : statements[name];
+      return outer.queue(() => execute<Row>(prepare(outer.tx, query), values));
     }
     return retryingSerializationFailures(() => explained(onDb[name]<Row>(values)));
   }
 
-  /** Runs a prepared statement of a transaction (or PGlite's outer one). */
+  /** Runs a prepared statement of a transaction (or of the outer one). */
   function execute<Row>(statement: Prepared, values: Record<string, unknown>) {
     return explained(rowsFrom<Row>(statement, values));
   }
@@ -253,16 +257,19 @@ export function postgresStore<Db extends AnyPgDatabase>(
   }
 
   /**
-   * postgres.js: the same as one simple-protocol query each, the level first. postgres.js
-   * describes a statement with parameters before it runs it (a round trip of its own, and what
-   * follows waits for it), where a simple-protocol query is one round trip: the opening is one
-   * instead of four, the completion one instead of two. The values go in as literals.
+   * postgres.js: the same as one simple-protocol query each, the level first (not in a
+   * savepoint: the outer transaction has set it). postgres.js describes a statement with
+   * parameters before it runs it (a round trip of its own, and what follows waits for it),
+   * where a simple-protocol query is one round trip: the opening is one instead of four, the
+   * completion one instead of two. The values go in as literals.
    */
   async function openedOnPostgresJs(
     tx: AnyPgDatabase,
     request: ClaimRequest,
+    nested: boolean,
   ): Promise<BeginRow | undefined> {
-    const opening = `set transaction isolation level read committed; ${merged.begin(request, quoteLiteral)}; savepoint ${WORK_SAVEPOINT}`;
+    const level = nested ? '' : 'set transaction isolation level read committed; ';
+    const opening = `${level}${merged.begin(request, quoteLiteral)}; savepoint ${WORK_SAVEPOINT}`;
     const results = await simple(tx, opening);
     // A result per statement that returns rows: the claim's row is the one with its answer.
     return beginRowOf(results.flat().find(isBeginCall));
@@ -300,6 +307,43 @@ export function postgresStore<Db extends AnyPgDatabase>(
   async function read(record: RecordKey): Promise<StoredRecord | undefined> {
     const [row] = await run<PgRecordRow>('read', { scope: record.scope, key: record.key });
     return row ? toStoredRecord(record, row, row.read_ms) : undefined;
+  }
+
+  /**
+   * The one-transaction claim through Drizzle, in `begin`'s transaction: `_begin` and the
+   * work's savepoint, the work, `_finish`. Top-level off a node-postgres Pool (which merges
+   * them into its own round trips, pool-transaction.ts); nested in guarded work on every
+   * driver, where `begin` is a savepoint of the outer transaction and a replay, 409 or 422
+   * rolls that savepoint back (`answerOf`).
+   */
+  function oneTransaction<T>(
+    begin: Begin,
+    nested: boolean,
+    request: ClaimRequest,
+    token: string,
+    work: (tx: Tx, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+  ): Promise<ClaimAndRunResult<T>> {
+    return runTransaction(begin, async (tx): Promise<ClaimAndRunResult<T>> => {
+      absorbConnectionErrors(tx);
+      const row = isolationInside
+        ? await openedOnPostgresJs(tx, request, nested)
+        : await opened(tx, request);
+      // A replay, 409 or 422: the transaction ends with nothing written.
+      const answer = beginAnswer(request, row);
+      if (answer && nested) throw new SavepointAnswer(answer);
+      if (answer) return answer;
+      const claim = { takenOver: row?.status === 'taken_over' };
+      const ending = await held.holding(inFlight(request), () =>
+        nesting.inside(tx, () => work(tx as Tx, claim)),
+      );
+      const finish = { request, token, replace: row?.replace === true, ending };
+      const written = isolationInside
+        ? await finishedOnPostgresJs(tx, finish)
+        : await finished(tx, finish);
+      // A record was committed for the key meanwhile: nothing of ours may commit (S8).
+      if (!written) throw new LeaseLostError();
+      return { status: 'done', value: ending.value };
+    });
   }
 
   return {
@@ -356,56 +400,46 @@ export function postgresStore<Db extends AnyPgDatabase>(
       const running = held.running(request);
       if (running) return Promise.resolve({ status: 'exists', record: running });
       const token = randomUUID();
-      const outer = single?.outerTransaction();
-      if (pooled && !outer) {
-        return pooled.claimAndRun(request, token, (tx, claim) =>
-          held.holding(inFlight(request), () => work(tx as Tx, claim)),
+      const outer = nesting.outer();
+      if (outer) {
+        // Nested in guarded work: a savepoint of its transaction, after the calls before it.
+        return outer.queue(() =>
+          oneTransaction(transactionOf(outer.tx), true, request, token, work).catch(
+            answerOf<ClaimAndRunResult<T>>,
+          ),
         );
       }
-      return runTransaction(transactionOf(outer), async (tx): Promise<ClaimAndRunResult<T>> => {
-        absorbConnectionErrors(tx);
-        const row = isolationInside
-          ? await openedOnPostgresJs(tx, request)
-          : await opened(tx, request);
-        // A replay, 409 or 422: the transaction ends with nothing written.
-        const answer = beginAnswer(request, row);
-        if (answer) return answer;
-        const claim = { takenOver: row?.status === 'taken_over' };
-        const ending = await held.holding(inFlight(request), () =>
-          single ? single.inside(tx, () => work(tx as Tx, claim)) : work(tx as Tx, claim),
+      if (pooled) {
+        return pooled.claimAndRun(request, token, (tx, claim) =>
+          held.holding(inFlight(request), () => nesting.inside(tx, () => work(tx as Tx, claim))),
         );
-        const finish = { request, token, replace: row?.replace === true, ending };
-        const written = isolationInside
-          ? await finishedOnPostgresJs(tx, finish)
-          : await finished(tx, finish);
-        // A record was committed for the key meanwhile: nothing of ours may commit (S8).
-        if (!written) throw new LeaseLostError();
-        return { status: 'done', value: ending.value };
-      });
+      }
+      return oneTransaction(transactionOf(undefined), false, request, token, work);
     },
 
     transaction<T>(fence: Fence, work: (tx: Tx) => Promise<T>): Promise<T> {
-      if (pooled) {
+      const outer = nesting.outer();
+      if (pooled && !outer) {
         return runTransaction(
           (callback) => pooled.run(fence, callback),
-          (tx) => work(tx as Tx),
+          (tx) => nesting.inside(tx, () => work(tx as Tx)),
         );
       }
-      const outer = single?.outerTransaction();
-      return runTransaction(transactionOf(outer), async (tx) => {
-        absorbConnectionErrors(tx);
-        if (isolationInside && !outer) await execute(prepare(tx, statements.readCommitted), {});
-        // Holding this row lock until commit is what keeps a takeover out while we run (S11).
-        const [locked] = await execute<PgRecordRow>(
-          prepare(tx, statements.lock),
-          fenceValues(fence),
-        );
-        if (!locked) throw new LeaseLostError();
-        if (!single) return work(tx as Tx);
-        return held.holding(toStoredRecord(fence, locked, locked.read_ms), () =>
-          single.inside(tx, () => work(tx as Tx)),
-        );
-      });
+      const locked = (joined: AnyPgDatabase | undefined) =>
+        runTransaction(transactionOf(joined), async (tx) => {
+          absorbConnectionErrors(tx);
+          if (isolationInside && !outer) await execute(prepare(tx, statements.readCommitted), {});
+          // Holding this row lock until commit is what keeps a takeover out while we run (S11).
+          const [row] = await execute<PgRecordRow>(
+            prepare(tx, statements.lock),
+            fenceValues(fence),
+          );
+          if (!row) throw new LeaseLostError();
+          const inside = () => nesting.inside(tx, () => work(tx as Tx));
+          if (!single) return inside();
+          return held.holding(toStoredRecord(fence, row, row.read_ms), inside);
+        });
+      return outer ? outer.queue(() => locked(outer.tx)) : locked(undefined);
     },
 
     async complete(fence: Fence, completion: CompletionRecord, tx?: Tx): Promise<boolean> {

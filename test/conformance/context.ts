@@ -28,11 +28,19 @@ export interface ConformanceContext<Tx> {
 
 export interface ConformanceTarget<Tx> {
   name: string;
-  setup(): Promise<ConformanceContext<Tx>>;
+  setup(options?: SetupOptions): Promise<ConformanceContext<Tx>>;
   /** A store whose database cannot be reached (S15). */
   unreachable(): Promise<{ store: IdempotencyStore<Tx>; close(): Promise<void> }>;
   /** Why multi-connection tests are skipped, when they are (never under CI). */
   skipMultiConnection?: string;
+}
+
+export interface SetupOptions {
+  /**
+   * The most connections the store's database opens at once (a pool's `max`), for rules that
+   * need every connection taken. Single-connection stores ignore it. Unset: the runner's own.
+   */
+  connections?: number;
 }
 
 /** A lease (or retention) short enough to wait out in a test, and a wait past it. */
@@ -62,11 +70,14 @@ interface CallFields {
 }
 
 /** Sets up a fresh context before each test of the enclosing describe and closes it after. */
-export function useConformance<Tx>(target: ConformanceTarget<Tx>): Conformance<Tx> {
+export function useConformance<Tx>(
+  target: ConformanceTarget<Tx>,
+  options?: SetupOptions,
+): Conformance<Tx> {
   let current: ConformanceContext<Tx> | undefined;
   let events: GuardEvent[] = [];
   beforeEach(async () => {
-    current = await target.setup();
+    current = await target.setup(options);
     events = [];
   });
   afterEach(async () => {

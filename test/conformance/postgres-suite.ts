@@ -26,7 +26,7 @@ type AnyDb = PgDatabase<PgQueryResultHKT, any, any>;
 
 export interface Driver {
   name: string;
-  open(options?: { url?: string }): { db: AnyDb; close(): Promise<void> };
+  open(options?: { url?: string; max?: number }): { db: AnyDb; close(): Promise<void> };
   needsServer: boolean;
 }
 
@@ -84,10 +84,12 @@ export function conformanceTarget(name: string, driver: Driver): ConformanceTarg
   return {
     name,
     ...(driver.needsServer ? {} : { skipMultiConnection: 'PGlite has a single connection' }),
-    async setup() {
+    async setup(options = {}) {
       const table = uniqueTableName('conf');
       const business = `${table}_business`;
-      const { db, close } = driver.open();
+      const { db, close } = driver.open(
+        options.connections === undefined ? {} : { max: options.connections },
+      );
       await migratePostgres(db, { table });
       await db.execute(sql.raw(`CREATE TABLE "${business}" (id text PRIMARY KEY)`));
       const opened: { close(): Promise<void> }[] = [];

@@ -6,7 +6,8 @@
  *
  * - guard-rules.ts: the rules end to end, through the real guard;
  * - store-rules.ts: the store's primitives called straight, as the guard calls them;
- * - concurrency.ts: calls fired at once, through one connection pool or two.
+ * - concurrency.ts: calls fired at once, through one connection pool or two;
+ * - nesting.ts: guarded calls nested in guarded work, with every connection taken.
  *
  * The dialect folders (test/sqlite, test/postgres) keep what only their dialect has.
  */
@@ -14,6 +15,7 @@ import { describe } from 'vitest';
 import { describeConcurrencyRules } from './concurrency.js';
 import { type ConformanceTarget, useConformance } from './context.js';
 import { describeGuardRules } from './guard-rules.js';
+import { describeNestingRules, NESTING_CONNECTIONS } from './nesting.js';
 import { describeStoreRules } from './store-rules.js';
 
 export type { ConformanceContext, ConformanceTarget } from './context.js';
@@ -24,5 +26,8 @@ export function describeStoreConformance<Tx>(target: ConformanceTarget<Tx>): voi
     describeGuardRules(conformance);
     describeStoreRules(conformance);
     describeConcurrencyRules(conformance);
+  });
+  describe(`store conformance: ${target.name}, nested calls on ${NESTING_CONNECTIONS} connections`, () => {
+    describeNestingRules(useConformance(target, { connections: NESTING_CONNECTIONS }));
   });
 }

@@ -1,13 +1,12 @@
 /**
  * PGlite's single connection (SPEC S10, S24). A running guarded transaction holds PGlite's
- * only connection, so a nested guarded call (a procedure calling another through
- * `createCaller` inside its work) used to wait for it forever, and every later mutation with
- * it; and a concurrent duplicate used to wait for the original and replay instead of 409.
+ * only connection, so a concurrent duplicate used to wait for the original and replay instead
+ * of 409. (Guarded calls nested in guarded work, which would wait for that connection
+ * forever, are the conformance suite's rules on every driver: test/conformance/nesting.ts.)
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuard, IdempotencyError } from '../../src/index.js';
-import { rowsOf } from '../../src/postgres/db.js';
 import { type AnyPgDatabase, migratePostgres, postgresStore } from '../../src/postgres/index.js';
 import { createPgliteDb, uniqueTableName } from '../support/postgres.js';
 
@@ -38,98 +37,6 @@ describe('PGlite (one connection)', () => {
   });
   const insert = (tx: AnyPgDatabase, id: string) =>
     tx.execute(sql`INSERT INTO ${sql.identifier(business)} (id) VALUES (${id})`);
-  const ids = async () =>
-    rowsOf<{ id: string }>(
-      await db.execute(sql`SELECT id FROM ${sql.identifier(business)} ORDER BY id`),
-    ).map((row) => row.id);
-  const state = async (key: string) =>
-    rowsOf<{ state: string }>(
-      await db.execute(
-        sql`SELECT state FROM ${sql.identifier(table)} WHERE scope = 'acct' AND key = ${key}`,
-      ),
-    )[0]?.state;
-
-  it('S24: a guarded call nested in guarded work joins the outer transaction: both run once, commit together, and replay', async () => {
-    const g = guard();
-    const outer = () =>
-      g.run(
-        call('outer-1', async (tx) => {
-          await insert(tx, 'outer-1');
-          const inner = await g.run(
-            call('inner-1', async (innerTx) => {
-              await insert(innerTx, 'inner-1');
-              return 'inner';
-            }),
-          );
-          return `outer+${inner.value}`;
-        }),
-      );
-    expect(await outer()).toEqual({ value: 'outer+inner', replayed: false });
-    expect(await ids()).toEqual(['inner-1', 'outer-1']);
-    expect(await state('outer-1')).toBe('complete');
-    expect(await state('inner-1')).toBe('complete');
-    expect(await outer()).toEqual({ value: 'outer+inner', replayed: true });
-    // The instance is free: a later mutation runs at once.
-    expect(await g.run(call('later-1', async () => 'later'))).toEqual({
-      value: 'later',
-      replayed: false,
-    });
-  }, 5_000);
-
-  it('S12/S24: a failing nested call rolls back only its own savepoint and frees its key; the outer call commits', async () => {
-    const g = guard();
-    const result = await g.run(
-      call('outer-2', async (tx) => {
-        await insert(tx, 'outer-2');
-        const inner = await g
-          .run(
-            call('inner-2', async (innerTx) => {
-              await insert(innerTx, 'inner-2');
-              throw new Error('declined');
-            }),
-          )
-          .catch((error: Error) => error.message);
-        return `outer+${inner}`;
-      }),
-    );
-    expect(result).toEqual({ value: 'outer+declined', replayed: false });
-    expect(await ids()).toContain('outer-2');
-    expect(await ids()).not.toContain('inner-2');
-    expect(await state('inner-2')).toBeUndefined();
-  }, 5_000);
-
-  it('S12/S24: when the outer call fails, the nested call it made rolls back with it', async () => {
-    const g = guard();
-    await expect(
-      g.run(
-        call('outer-3', async (tx) => {
-          await insert(tx, 'outer-3');
-          await g.run(
-            call('inner-3', async (innerTx) => {
-              await insert(innerTx, 'inner-3');
-              return 'x';
-            }),
-          );
-          throw new Error('outer failed');
-        }),
-      ),
-    ).rejects.toThrow('outer failed');
-    expect(await ids()).not.toContain('inner-3');
-    expect(await state('inner-3')).toBeUndefined();
-    expect(await state('outer-3')).toBeUndefined();
-  }, 5_000);
-
-  it('S10/S24: a nested call with the key of the call running it answers 409 at once', async () => {
-    const g = guard();
-    const result = await g.run(
-      call('outer-4', async () => {
-        const inner = await g.run(call('outer-4', async () => 'never')).catch((e) => e);
-        return IdempotencyError.is(inner) ? inner.code : 'ran';
-      }),
-    );
-    expect(result.value).toBe('IDEMPOTENCY_KEY_IN_USE');
-  }, 5_000);
-
   it('S10: a concurrent duplicate of a running key gets 409 at once, not a replay after waiting', async () => {
     const g = guard();
     const original = g.run(
