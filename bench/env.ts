@@ -1,9 +1,10 @@
 /** The machine and the versions a run measured, for the report. */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import pg from 'pg';
 import { createClient } from 'redis';
-import { REDIS_URL } from './cases/peer.js';
-import { nodePgDb } from './db/postgres.js';
+import { DATABASE_URL } from './db.js';
+import { REDIS_URL } from './peer.js';
 
 const PACKAGES = [
   'graphql-yoga',
@@ -12,9 +13,10 @@ const PACKAGES = [
   'drizzle-orm',
   'better-sqlite3',
   'pg',
+  'postgres',
+  '@electric-sql/pglite',
   '@node-idempotency/core',
   'redis',
-  'autocannon',
   'tsx',
 ];
 
@@ -50,12 +52,13 @@ function packageVersion(dir: string): string {
 }
 
 async function postgresVersion(): Promise<string> {
-  const { pool } = nodePgDb(1);
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
   try {
-    const result = await pool.query<{ server_version: string }>('show server_version');
+    const result = await client.query<{ server_version: string }>('show server_version');
     return result.rows[0]?.server_version ?? 'unknown';
   } finally {
-    await pool.end();
+    await client.end();
   }
 }
 

@@ -1,18 +1,17 @@
 /**
  * In-process timing: every case of a group runs in the same rounds, one time-boxed batch per
- * case per round, so a burst of noise from the shared machine (another test suite, GC, the
- * database's checkpointer) lands on guarded and unguarded cases alike instead of on
- * whichever happened to run during it.
+ * case per round, in an order that rotates each round, so that a burst of noise from the
+ * shared machine lands on guarded and unguarded cases alike. No forced GC: a forced full GC
+ * leaves the process about twice as slow for half a second after it (the runs before
+ * 2026-12-03, which forced one before every round, timed mostly that state).
  *
- * No forced GC between rounds. The runtime collects garbage as each case makes it, as it does
- * in a server. A forced full GC (`gc()` under `--expose-gc`, as this bench did until
- * 2026-12-03) leaves the process slower for about half a second after it: the unguarded tRPC
- * mutation on SQLite took about 210 µs per call in the 250 ms after one, 107 µs once settled.
- * With a GC before every round, every in-process case was timed mostly in that state (the
- * unguarded GraphQL mutation on SQLite: 482 µs median, against 174 µs without), and the
- * ratios moved with how much each case allocates, not with what it costs a server.
+ * A ratio of two cases is paired by round (`pairedRatio`): the median of the per-round ratios
+ * of their batch medians, so that noise that slows a whole round lands on both sides; its
+ * interval is the middle 95% of the same median over the rounds drawn again with replacement
+ * (a bootstrap from a fixed seed): how far the machine's noise moves it.
  */
 import { performance } from 'node:perf_hooks';
+import { mulberry32 } from './random.js';
 
 /** One operation to time; each call is one sample. */
 export interface TimedCase {
@@ -21,7 +20,6 @@ export interface TimedCase {
 }
 
 export interface GroupOptions {
-  /** Rounds of the whole group; each case gets one batch per round. */
   rounds: number;
   /** How long one batch of one case runs, in milliseconds. */
   batchMs: number;
@@ -29,20 +27,14 @@ export interface GroupOptions {
   warmup: number;
 }
 
-export interface Stats {
-  /** Microseconds per call. */
+/** Microseconds per call, and each round's batch median. */
+export interface GroupStats {
   median: number;
   p99: number;
-  mean: number;
   samples: number;
-}
-
-/** A case's statistics in a group, with the median of each round's batch, round by round. */
-export interface GroupStats extends Stats {
   rounds: number[];
 }
 
-/** Runs the group and returns each case's statistics, keyed by id. */
 export async function measureGroup(
   cases: readonly TimedCase[],
   options: GroupOptions,
@@ -53,10 +45,16 @@ export async function measureGroup(
   const samples = new Map<string, number[]>(cases.map((item) => [item.id, []]));
   const rounds = new Map<string, number[]>(cases.map((item) => [item.id, []]));
   for (let round = 0; round < options.rounds; round++) {
-    // Rotate the order each round so no case always runs first (cold caches) or last.
     for (let i = 0; i < cases.length; i++) {
       const item = cases[(i + round) % cases.length]!;
-      const times = await batch(item, options.batchMs);
+      const times: number[] = [];
+      const end = performance.now() + options.batchMs;
+      // At least a few calls, so that a slow case still gets samples in every round.
+      while (times.length < 3 || performance.now() < end) {
+        const start = process.hrtime.bigint();
+        await item.run();
+        times.push(Number(process.hrtime.bigint() - start) / 1000);
+      }
       samples.get(item.id)!.push(...times);
       rounds.get(item.id)!.push(summarize(times).median);
     }
@@ -66,27 +64,12 @@ export async function measureGroup(
   );
 }
 
-async function batch(item: TimedCase, batchMs: number): Promise<number[]> {
-  const times: number[] = [];
-  const end = performance.now() + batchMs;
-  // At least a few calls, so that a slow case still gets samples in every round.
-  for (let calls = 0; calls < 3 || performance.now() < end; calls++) {
-    const start = process.hrtime.bigint();
-    await item.run();
-    times.push(Number(process.hrtime.bigint() - start) / 1000);
-  }
-  return times;
-}
-
-/** Median, p99 (nearest rank) and mean of microsecond samples. */
-export function summarize(values: number[]): Stats {
+/** Median and p99 (nearest rank) of samples. */
+export function summarize(values: number[]) {
   const sorted = Float64Array.from(values).sort();
-  let sum = 0;
-  for (const value of sorted) sum += value;
   return {
     median: nearestRank(sorted, 0.5),
     p99: nearestRank(sorted, 0.99),
-    mean: sum / Math.max(1, sorted.length),
     samples: sorted.length,
   };
 }
@@ -94,4 +77,33 @@ export function summarize(values: number[]): Stats {
 /** The value at quantile `q` (0 < q ≤ 1) of sorted values, by nearest rank. */
 export function nearestRank(sorted: ArrayLike<number>, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+export interface PairedRatio {
+  value: number;
+  interval: [number, number];
+}
+
+/** `subject ÷ against` from their per-round medians; undefined unless they ran in the same rounds. */
+export function pairedRatio(
+  subject: readonly number[] | undefined,
+  against: readonly number[] | undefined,
+): PairedRatio | undefined {
+  if (!subject?.length || subject.length !== against?.length) return undefined;
+  const ratios = Float64Array.from(subject, (value, round) => value / against[round]!);
+  const random = mulberry32(0x5eed);
+  // 2000 resamples: enough for stable 2.5% and 97.5% points.
+  const medians = Float64Array.from({ length: 2000 }, () =>
+    median(Float64Array.from(ratios, () => ratios[Math.floor(random() * ratios.length)]!)),
+  ).sort();
+  return {
+    value: median(ratios),
+    interval: [nearestRank(medians, 0.025), nearestRank(medians, 0.975)],
+  };
+}
+
+function median(values: Float64Array): number {
+  const sorted = values.slice().sort();
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }

@@ -1,6 +1,6 @@
 /**
  * A small seeded generator of uniform numbers in [0, 1) (mulberry32): the bench's intervals
- * (interval.ts) and the reliability storms (test/reliability) draw from it, so that the same
+ * (measure.ts) and the reliability storms (test/reliability) draw from it, so that the same
  * seed gives the same draws on every run.
  */
 export function mulberry32(seed: number): () => number {

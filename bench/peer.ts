@@ -7,7 +7,7 @@
 import { Idempotency } from '@node-idempotency/core';
 import { MemoryStorageAdapter } from '@node-idempotency/storage-adapter-memory';
 import { RedisStorageAdapter } from '@node-idempotency/storage-adapter-redis';
-import type { BenchDb } from '../db/types.js';
+import type { BenchDb } from './db.js';
 
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

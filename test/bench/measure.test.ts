@@ -1,10 +1,10 @@
 /**
- * A ratio paired by round, and its noise interval (bench/interval.ts): the goal checks read
- * their ratios from it and call a floor out of reach only when its interval lies wholly past
- * the limit, so the interval must hold the ratio and widen with the rounds' spread.
+ * A ratio paired by round, and its noise interval (bench/measure.ts): docs/benchmarks.md
+ * states every guarded-to-unguarded ratio with it, and a goal met or not beside it, so the
+ * interval must hold the ratio and widen with the rounds' spread.
  */
 import { describe, expect, it } from 'vitest';
-import { pairedRatio } from '../../bench/interval.js';
+import { pairedRatio } from '../../bench/measure.js';
 
 /** Thirty rounds of the baseline (100 µs each) and of the subject at these ratios, cycled. */
 function pairedAt(ratios: number[]) {
