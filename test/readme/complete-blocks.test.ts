@@ -75,9 +75,9 @@ function typeErrors(checked: Block[]): string[] {
 }
 
 describe('complete code blocks of the README and the docs', () => {
-  it('are found: the wiring pages have some', () => {
+  it('are found: the wiring pages and the Postgres transaction type have some', () => {
     const where = new Set(blocks.map((block) => block.page));
-    for (const page of ['docs/trpc.md', 'docs/migrations.md']) {
+    for (const page of ['docs/trpc.md', 'docs/postgres.md', 'docs/migrations.md']) {
       expect(where, page).toContain(page);
     }
   });
