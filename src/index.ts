@@ -24,6 +24,7 @@ export type { Rollback, RollbackOptions } from './core/rollback.js';
 export { isRollback, rollback } from './core/rollback.js';
 export type { Serializer } from './core/serializer.js';
 export { jsonSerializer } from './core/serializer.js';
+export type { SetupErrorHandler } from './core/setup-log.js';
 // The vocabulary both adapters share (they export it too): options, context type, names.
 export * from './core/vocabulary.js';
 export type {

@@ -32,6 +32,12 @@ export interface GuardEvent {
   count?: number;
   /** `failed`, `released`: the reason, as a short text. */
   reason?: string;
+  /**
+   * `failed` by the store: its error, redacted (SPEC S26). For a store that is not set up,
+   * the text `onSetupError` receives: what is missing and the fix; otherwise the
+   * `StoreFailure`'s message.
+   */
+  detail?: string;
 }
 
 export type GuardEventHandler = (event: GuardEvent) => void;

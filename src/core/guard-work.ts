@@ -114,10 +114,7 @@ export async function claimAndRun<Tx, T>(run: Run<Tx, T>): Promise<Found<T>> {
       return { value: answer, completion: { result, outcome, retentionMs: run.retention } };
     });
   } catch (error) {
-    if (!started) {
-      report(run, 'failed', 'store failed during claim');
-      throw storeUnavailable(run.keyHash, error, [call.key]);
-    }
+    if (!started) throw storeUnavailable(run, 'store failed during claim', error, [call.key]);
     if (kept && error instanceof LeaseLostError) {
       // As in the lease model: the answer stands; it was not kept, so a retry runs afresh.
       report(run, 'failed', 'claim lost');
@@ -182,9 +179,8 @@ async function settleFailure<Tx, T>(
   // Begin, lock, complete or commit failed: the store is the problem (S15). Free the key
   // if we still can; if not, the lease runs out and a retry takes over.
   await run.release();
-  report(run, 'failed', 'store failed during the transaction');
   const { fence, storedResult } = run;
-  throw storeUnavailable(run.keyHash, error, [
+  throw storeUnavailable(run, 'store failed during the transaction', error, [
     fence.key,
     ...(storedResult === undefined ? [] : [storedResult]),
   ]);
@@ -221,8 +217,10 @@ async function storeKeptAnswer<Tx, T>(run: ClaimedRun<Tx, T>, result: string): P
       retentionMs: run.retention,
     });
   } catch (error) {
-    report(run, 'failed', 'store failed storing a kept error');
-    throw storeUnavailable(run.keyHash, error, [run.fence.key, result]);
+    throw storeUnavailable(run, 'store failed storing a kept error', error, [
+      run.fence.key,
+      result,
+    ]);
   }
 }
 

@@ -11,6 +11,7 @@ import {
 } from './options.js';
 import type { Rollback } from './rollback.js';
 import { claimRequest, emit, type Found, type Run, report, storeUnavailable } from './run.js';
+import type { SetupErrorHandler } from './setup-log.js';
 
 /** One guarded call, as an adapter (or an app) hands it to `guard.run`. */
 export interface GuardCall<Tx, T> {
@@ -38,6 +39,12 @@ export interface GuardCall<Tx, T> {
    * short hash (S26), already computed, for anything the work logs or exposes.
    */
   work: (tx: Tx, run: { keyHash: string }) => Promise<T | Rollback<T>>;
+  /**
+   * Where a store that is not set up is reported when the guard's options name no
+   * `onSetupError`: an adapter passes its server's logger here (the GraphQL plugin, Yoga's).
+   * @default console.error
+   */
+  onSetupError?: SetupErrorHandler;
 }
 
 export interface GuardResult<T> {
@@ -156,8 +163,7 @@ async function claimKey<Tx, T>(run: Run<Tx, T>): Promise<ClaimResult> {
   try {
     return await guard.store.claim(claimRequest(run));
   } catch (error) {
-    report(run, 'failed', 'store failed during claim');
-    throw storeUnavailable(run.keyHash, error, [call.key]);
+    throw storeUnavailable(run, 'store failed during claim', error, [call.key]);
   }
 }
 

@@ -3,6 +3,7 @@ import { setupError } from './errors.js';
 import type { GuardEventHandler } from './events.js';
 import { FINGERPRINT_LIMITS } from './fingerprint.js';
 import { jsonSerializer, type Serializer } from './serializer.js';
+import type { SetupErrorHandler } from './setup-log.js';
 
 /** Options of `createGuard`. Every duration is in milliseconds. */
 export interface GuardOptions<Tx = unknown> {
@@ -52,6 +53,14 @@ export interface GuardOptions<Tx = unknown> {
   serializer?: Serializer;
   /** Receives an event for each decision (SPEC S25). Errors it throws are ignored. */
   onEvent?: GuardEventHandler;
+  /**
+   * Told when the store is not set up (its table, a function of its migrations or a column
+   * missing): the message names what is missing and the fix, redacted (SPEC S26). Clients
+   * get 503 either way (S15); this is how the operator learns why. Called once per cause,
+   * not per request. Errors it throws are ignored.
+   * @default the adapter's server logger (Yoga's `logger.error`), else `console.error`
+   */
+  onSetupError?: SetupErrorHandler;
 }
 
 export const GUARD_DEFAULTS = {
@@ -64,8 +73,10 @@ export const GUARD_DEFAULTS = {
   serializer: jsonSerializer,
 } as const;
 
-export type ResolvedGuardOptions<Tx> = Required<Omit<GuardOptions<Tx>, 'onEvent'>> &
-  Pick<GuardOptions<Tx>, 'onEvent'>;
+type Observers = 'onEvent' | 'onSetupError';
+
+export type ResolvedGuardOptions<Tx> = Required<Omit<GuardOptions<Tx>, Observers>> &
+  Pick<GuardOptions<Tx>, Observers>;
 
 export function resolveGuardOptions<Tx>(options: GuardOptions<Tx>): ResolvedGuardOptions<Tx> {
   const resolved = {
@@ -78,6 +89,7 @@ export function resolveGuardOptions<Tx>(options: GuardOptions<Tx>): ResolvedGuar
     maxInputDepth: options.maxInputDepth ?? GUARD_DEFAULTS.maxInputDepth,
     serializer: options.serializer ?? GUARD_DEFAULTS.serializer,
     onEvent: options.onEvent,
+    onSetupError: options.onSetupError,
   };
   if (!resolved.store) throw setupError('createGuard(): the `store` option is required.');
   for (const name of [

@@ -8,6 +8,7 @@
  * parameters) and nothing else: no `cause`, no driver properties, no parameter lists.
  */
 
+import { StoreSetupError } from '../store/setup-error.js';
 import { hasBrand } from './errors.js';
 
 const brand = Symbol.for('mutation-guard.StoreFailure');
@@ -16,6 +17,8 @@ const brand = Symbol.for('mutation-guard.StoreFailure');
 const MAX_CHAIN = 5;
 /** Messages are cut to this many characters (a failed query's SQL can be long). */
 const MAX_MESSAGE = 500;
+/** A setup error's message is the store's own (no SQL): kept whole up to this length. */
+const MAX_SETUP_REASON = 2000;
 const REDACTED = '[redacted]';
 
 export class StoreFailure extends Error {
@@ -24,12 +27,23 @@ export class StoreFailure extends Error {
   readonly code: string | undefined;
   /** The classes of the original error and its causes, outermost first. */
   readonly errorClasses: readonly string[];
+  /**
+   * When the store is not set up (a `StoreSetupError` on the chain: a table, function or
+   * column missing), that error's message, scrubbed as the rest: what is missing and the fix.
+   */
+  readonly setupReason: string | undefined;
   readonly [brand] = true;
 
-  constructor(message: string, code: string | undefined, errorClasses: readonly string[]) {
+  constructor(
+    message: string,
+    code: string | undefined,
+    errorClasses: readonly string[],
+    setupReason?: string,
+  ) {
     super(message);
     this.code = code;
     this.errorClasses = errorClasses;
+    this.setupReason = setupReason;
   }
 
   static is(value: unknown): value is StoreFailure {
@@ -47,7 +61,9 @@ export function redactStoreError(error: unknown, secrets: readonly string[]): St
   const classes = chain.map(classOf);
   const messages = chain.map((link) => `${classOf(link)}: ${scrub(messageOf(link))}`);
   const code = chain.map(codeOf).find((c) => c !== undefined);
-  const failure = new StoreFailure(messages.join('; caused by '), code, classes);
+  const setup = chain.find((link) => StoreSetupError.is(link)) as StoreSetupError | undefined;
+  const setupReason = setup && scrub(setup.message).slice(0, MAX_SETUP_REASON);
+  const failure = new StoreFailure(messages.join('; caused by '), code, classes, setupReason);
   // Keep the driver's stack frames (they say where it failed), not its first lines (the
   // message, with the parameters).
   const frames = stackFrames(chain[0]);

@@ -10,6 +10,7 @@ import type { GuardEvent, GuardEventHandler, GuardEventType } from './events.js'
 import type { GuardCall, GuardResult } from './guard.js';
 import type { ResolvedGuardOptions } from './options.js';
 import { redactStoreError } from './redact.js';
+import { logSetupError, tellSetupFailure } from './setup-log.js';
 
 /**
  * One call of `guard.run`, as each step of it sees it: the guard's options, the call, and
@@ -83,7 +84,12 @@ export function claimRequest<Tx, T>(run: Run<Tx, T>): ClaimRequest {
 }
 
 /** Reports a decision of `run` (SPEC S25). */
-export function report<Tx, T>(run: Run<Tx, T>, type: GuardEventType, reason?: string): void {
+export function report<Tx, T>(
+  run: Run<Tx, T>,
+  type: GuardEventType,
+  reason?: string,
+  detail?: string,
+): void {
   const { onEvent } = run.guard;
   // Most guards have no observer: build no event for nobody.
   if (!onEvent) return;
@@ -94,6 +100,7 @@ export function report<Tx, T>(run: Run<Tx, T>, type: GuardEventType, reason?: st
     keyHash: run.keyHash,
     durationMs: performance.now() - run.started,
     ...(reason === undefined ? {} : { reason }),
+    ...(detail === undefined ? {} : { detail }),
   });
 }
 
@@ -107,17 +114,24 @@ export function emit(onEvent: GuardEventHandler, event: GuardEvent): void {
 
 /**
  * S15's 503, with the store's error redacted (S26): the driver's error can list the raw key
- * and the serialized result among its parameters, so only a `StoreFailure` with its code,
- * classes and scrubbed messages goes on `cause`.
+ * (and `secrets`: the serialized result) among its parameters, so only a `StoreFailure` with
+ * its code, classes and scrubbed messages goes on `cause`, into the `failed` event, and, when
+ * the store is not set up, to the operator (setup-log.ts).
  */
-export function storeUnavailable(
-  keyHash: string,
+export function storeUnavailable<Tx, T>(
+  run: Run<Tx, T>,
+  reason: string,
   error: unknown,
   secrets: readonly string[],
 ): IdempotencyError {
+  const { keyHash, guard } = run;
+  const failure = redactStoreError(error, secrets);
+  report(run, 'failed', reason, failure.setupReason ?? failure.message);
+  const handler = guard.onSetupError ?? run.call.onSetupError ?? logSetupError;
+  tellSetupFailure(guard, failure, handler);
   return new IdempotencyError(
     'IDEMPOTENCY_STORE_UNAVAILABLE',
     `The idempotency store failed, so the mutation for key ${keyHash} did not run or was rolled back; retry later.`,
-    { keyHash, cause: redactStoreError(error, secrets) },
+    { keyHash, cause: failure },
   );
 }

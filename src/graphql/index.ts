@@ -14,5 +14,5 @@ export type { IdempotencyErrorExtensions } from './errors.js';
 export { toGraphQLError } from './errors.js';
 export type { IdempotentFieldConfig } from './fields.js';
 export type { IdempotencyPluginOptions } from './options.js';
-export type { IdempotencyYogaHooks } from './plugin.js';
+export type { IdempotencyYogaHooks, YogaLoggerLike } from './plugin.js';
 export { useIdempotency } from './plugin.js';

@@ -9,6 +9,7 @@ import {
 import { checkAdapterOptions, scopeOf } from '../core/adapter.js';
 import { IdempotencyError, setupError } from '../core/errors.js';
 import { rollback } from '../core/rollback.js';
+import type { SetupErrorHandler } from '../core/setup-log.js';
 import { type IdempotencyContext, REPLAYED_HEADER, readKeyHeader } from '../core/vocabulary.js';
 import { errorResult, toGraphQLError } from './errors.js';
 import { schemaGuardsFinder } from './fields.js';
@@ -22,12 +23,18 @@ type Context = Record<string, unknown>;
 /** What `onRequestParse` answers for a request with nothing to check: one shared object. */
 const NO_PARSE_HOOKS = Object.freeze({});
 
+/** The part of Yoga's `logger` the plugin uses. */
+export interface YogaLoggerLike {
+  error(...args: unknown[]): void;
+}
+
 /**
  * The hooks Yoga adds to Envelop's, typed structurally so that this package does not
  * depend on graphql-yoga. Plain Envelop servers never call them; everything that matters
  * for correctness happens in `onExecute`.
  */
 export interface IdempotencyYogaHooks {
+  onYogaInit?(payload: { yoga: { logger: YogaLoggerLike } }): void;
   onRequestParse?(payload: { request: Request }): {
     onRequestParseDone?(payload: { requestParserResult: unknown }): void;
   };
@@ -58,6 +65,11 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
   const findGuards = schemaGuardsFinder(fields);
   const replayedRequests = new WeakSet<object>();
   let knownSchema: GraphQLSchema | undefined;
+  /**
+   * Yoga's logger, once Yoga has started: a store that is not set up is reported there (the
+   * guard's `onSetupError`, when it has one, wins). A plain Envelop server has none.
+   */
+  let onSetupError: SetupErrorHandler | undefined;
 
   async function runGuarded(
     args: ExecutionArgs,
@@ -74,6 +86,7 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
         fingerprint: plan.fingerprint,
         operation: plan.name,
         retention: plan.retentionMs,
+        onSetupError,
         work: async function guardedExecute(tx, { keyHash }) {
           const idempotency: IdempotencyContext<Tx> = {
             tx,
@@ -113,6 +126,10 @@ export function useIdempotency<Tx = unknown, TContext extends Context = Context>
   }
 
   return {
+    onYogaInit({ yoga }) {
+      const { logger } = yoga;
+      onSetupError = (message) => logger.error(message);
+    },
     onSchemaChange({ schema }) {
       if (isSchema(schema)) {
         knownSchema = schema;

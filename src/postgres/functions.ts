@@ -4,8 +4,10 @@
  * table that drizzle-kit created from the re-exported schema has none until the app adds the
  * custom migration that docs/migrations.md shows (drizzle-kit knows tables, not functions).
  */
+import { StoreSetupError } from '../store/setup-error.js';
 import { causeChain, codeOf } from './error-chain.js';
 import { DEFAULT_SCHEMA } from './schema-name.js';
+import { explainSetupError } from './setup-errors.js';
 
 /**
  * The names of the server-side functions that belong to a records table. They live in the
@@ -27,8 +29,9 @@ export function functionNames(table: string) {
 const UNDEFINED_FUNCTION = '42883';
 
 /**
- * When `error` says one of the table's functions does not exist, an error that names the
- * table, the missing function and the fix (with the driver's error as `cause`); otherwise
+ * When `error` says one of the table's functions does not exist, a `StoreSetupError` that
+ * names the table, the missing function and the fix (with the driver's error as `cause`);
+ * else, when it says something else is missing, the one setup-errors.ts makes; otherwise
  * `error` itself. The guard still answers 503 (S15): a guarded mutation never runs unguarded.
  * A table kept in another schema than the store was told is missing its functions too, so the
  * message names the schema.
@@ -43,10 +46,10 @@ export function explainMissingFunctions(error: unknown, schema: string, table: s
       schema === DEFAULT_SCHEMA
         ? `{ table: '${table}' }`
         : `{ table: '${table}', schema: '${schema}' }`;
-    return new Error(
+    return new StoreSetupError(
       `mutation-guard/postgres: the records table "${table}" has no function "${missing}" in schema "${schema}". Since 0.2.0 the store's statements are server-side functions that the package's migrations 0001_functions and 0002_one_transaction create: run migratePostgres(db, ${options}), or, if drizzle-kit manages the table, add them as a custom migration (postgresFunctionsSql(${options}); docs/migrations.md, "The store's functions"). If the table is in another schema than "${schema}", pass that schema to postgresStore (docs/postgres.md, "A schema per tenant").`,
       { cause: error },
     );
   }
-  return error;
+  return explainSetupError(error, table);
 }

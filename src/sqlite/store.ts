@@ -47,6 +47,7 @@ import { connectionLock } from './lock.js';
 import { claimDatabaseFile } from './one-connection.js';
 import { oneTransactionClaim } from './one-transaction.js';
 import { verdictOn } from './row-verdict.js';
+import { explainSetupError } from './setup-errors.js';
 import { prepareStatements, type Statements } from './statements.js';
 import {
   idempotencyRecords,
@@ -104,10 +105,15 @@ export function sqliteStore<TSchema extends Record<string, unknown> = Record<str
   configureConnection(client, options.busyTimeoutMs ?? 5000);
 
   // Prepared on first use, not here: an app may create the store before it migrates, and a
-  // statement on a missing table fails to prepare. Every use runs under the connection lock.
+  // statement on a missing table fails to prepare (and says so: setup-errors.ts). Every use
+  // runs under the connection lock.
   let prepared: Statements | undefined;
   const statements = (): Statements => {
-    prepared ??= prepareStatements(client, table);
+    try {
+      prepared ??= prepareStatements(client, table);
+    } catch (error) {
+      throw explainSetupError(error, tableName);
+    }
     return prepared;
   };
 

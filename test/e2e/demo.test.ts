@@ -38,6 +38,12 @@ describe.concurrent('npm run demo', () => {
       true,
     );
     expect(run.output).toContain('OK: every key produced exactly one payment');
+    // What each column counts is printed with the table (a dropped response: executed 0).
+    for (const column of ['requests', 'executed', 'replayed', 'in use \\(409\\)', 'dropped']) {
+      expect(run.output).toMatch(new RegExp(`^${column} +\\S`, 'm'));
+    }
+    expect(run.output).toMatch(/^payments stored +payments the service holds/m);
+    expect(run.output).toMatch(/dropped response shows executed 0 beside payments stored 1/);
   }, 60_000);
 
   it.skipIf(!pg.realPostgres)(

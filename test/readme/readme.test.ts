@@ -1,7 +1,9 @@
 /**
  * The README's and the docs' code cannot rot: every `ts` block that names a file under
- * examples/readme is that file, word for word (the files are type-checked with the rest of
- * the repo), and the examples are run here as a user would run them.
+ * examples/readme or examples/frameworks is that file, word for word (the files are
+ * type-checked with the rest of the repo), and the examples are run here as a user would run
+ * them (the framework examples in test/frameworks). Blocks that name no such file but present
+ * themselves as complete are type-checked as they are by complete-blocks.test.ts.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -25,18 +27,20 @@ const pages = [
 const blocks = pages.flatMap((page) =>
   [
     ...readFileSync(new URL(page, root), 'utf8').matchAll(
-      /```ts\n\/\/ (examples\/readme\/[\w-]+\.ts)\n([\s\S]*?)```/g,
+      /```ts\n\/\/ (examples\/(?:readme|frameworks)\/[\w-]+\.ts)\n([\s\S]*?)```/g,
     ),
   ].map(([, file, body]) => ({ page, file: file!, body: body! })),
 );
 
 describe('README and docs code blocks', () => {
-  it('mirror the files in examples/readme exactly, and every example file is shown', () => {
+  it('mirror the files in examples/readme and examples/frameworks exactly, and every one is shown', () => {
     for (const { page, file, body } of blocks) {
       expect(body, `${file} in ${page}`).toBe(readFileSync(new URL(file, root), 'utf8'));
     }
     const shown = blocks.map((b) => b.file).sort();
-    const files = readdirSync(new URL('examples/readme/', root)).map((f) => `examples/readme/${f}`);
+    const files = ['examples/readme/', 'examples/frameworks/'].flatMap((dir) =>
+      readdirSync(new URL(dir, root)).map((f) => `${dir}${f}`),
+    );
     expect(shown).toEqual(files.sort());
   });
 });

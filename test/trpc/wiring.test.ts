@@ -1,6 +1,7 @@
 /**
- * The wiring of the tRPC guide (docs/trpc.md), written out as a user would, type-checked
- * and run over HTTP, so that the documentation cannot rot.
+ * The wiring of the tRPC guide (docs/trpc.md), written out as a user would (on an in-memory
+ * database, on a port of its own) and run over HTTP, so that the documentation cannot rot;
+ * test/readme/complete-blocks.test.ts type-checks the page's block as it is.
  */
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +23,7 @@ import {
 // --- docs/trpc.md ----------------------------------------------------------------------
 const payments = sqliteTable('payments', { amount: integer('amount').notNull() });
 const db = openSqlite(':memory:');
-db.run('create table payments (amount integer not null)');
+db.run('create table if not exists payments (amount integer not null)');
 const guard = createGuard({ store: sqliteStore(db), serializer: superjson });
 
 interface Context {
@@ -48,6 +49,7 @@ const appRouter = assertIdempotencySetup(
   }),
 );
 
+// Stands in for your authentication: whose request this is.
 const currentUser = (req: IncomingMessage) => String(req.headers['x-user'] ?? 'anonymous');
 const server = createHTTPServer({
   router: appRouter,

@@ -1,4 +1,4 @@
-/** Prints the storm's table and decides the verdict. */
+/** Prints the storm's table, with what each column counts, and decides the verdict. */
 import type { KeyReport } from './storm.js';
 
 const COLUMNS = [
@@ -12,6 +12,18 @@ const COLUMNS = [
   ['dropped', (r: KeyReport) => r.dropped],
   ['payments stored', (r: KeyReport) => r.stored],
 ] as const;
+
+type CountColumn = Exclude<(typeof COLUMNS)[number][0], 'surface' | 'scenario' | 'key'>;
+
+/** What each count column counts, printed under the table. */
+const LEGEND: Record<CountColumn, string> = {
+  requests: 'HTTP requests the client sent for the key, retries included',
+  executed: 'answers of a fresh run: the payment was made for that request and its answer arrived',
+  replayed: 'answers marked Idempotent-Replayed: true (the stored answer; nothing ran)',
+  'in use (409)': '409 answers: the key was in flight; the client waited and sent it again',
+  dropped: 'requests the client gave up on before their answer came (it never saw one)',
+  'payments stored': 'payments the service holds for the key afterwards (its list endpoint)',
+};
 
 export function printTable(reports: KeyReport[], log: (line: string) => void = console.log) {
   const rows = reports.map((r) => COLUMNS.map(([, cell]) => String(cell(r))));
@@ -32,6 +44,12 @@ export function printTable(reports: KeyReport[], log: (line: string) => void = c
       ...COLUMNS.slice(3).map(([, cell]) => String(total((r) => cell(r) as number))),
     ]),
   );
+  log('');
+  const counts = Object.entries(LEGEND);
+  const width = Math.max(...counts.map(([name]) => name.length));
+  for (const [name, meaning] of counts) log(`${name.padEnd(width)}  ${meaning}`);
+  log('A dropped response shows executed 0 beside payments stored 1: the payment was made for');
+  log('the request whose answer was dropped, and its retries got the stored answer (replayed).');
 }
 
 /** What went wrong, one line per problem; empty when every key was paid exactly once. */
