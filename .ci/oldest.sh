@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 OLDEST_NODE="${OLDEST_NODE:-22.12.0}"
 # The bottom of each peer range that moves with the ecosystem (package.json, peerDependencies).
 OLDEST_PEERS=(
-  graphql@16.3.0
+  graphql@16.4.0
   postgres@3.4.9
   better-sqlite3@12.11.1
   drizzle-orm@0.44.7
@@ -51,7 +51,7 @@ node_modules/.bin/node -e '
 '
 
 echo "ci: the test suite on the oldest set"
-npm run build >/dev/null
+npm run build >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 # Arguments, if any, narrow the run to those test files (`bash .ci/oldest.sh test/graphql`).
 PATH="$node22/bin:$PATH" npm test -- --reporter=default --reporter=json \
   --outputFile="$work/vitest.json" "$@" || status=$?
