@@ -34,9 +34,9 @@ type DefaultIsolation = 'serializable' | undefined;
 const openNodePg = (url: string, defaultIsolation: DefaultIsolation) =>
   createNodePgDb({ url, max: 8, ...(defaultIsolation ? { defaultIsolation } : {}) });
 const openPostgresJs = (url: string, defaultIsolation: DefaultIsolation) => {
-  // Reconnect promptly once the server is back (postgres.js backs off up to 20 s by
+  // Reconnect promptly once the server is back (postgres.js 3 and 4 back off up to 20 s by
   // default), and no array-type query on connect: a connection cut during it is an
-  // unhandled rejection in postgres.js 3.4.9 (porsager/postgres#1192).
+  // unhandled rejection in postgres.js 3.4.9 (porsager/postgres#1192; 4 handles it).
   const client = postgres(url, {
     max: 8,
     backoff: () => 0.1,
