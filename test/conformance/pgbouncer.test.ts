@@ -106,7 +106,7 @@ describe.skipIf(!bouncer.available)(
       const client = postgres(TEST_PGBOUNCER_URL, { max: 10, prepare: true, onnotice: () => {} });
       try {
         const fates: string[] = [];
-        for (let burst = 0; burst < 5 && fates.every((f) => f === 'ok'); burst++) {
+        for (let burst = 0; burst < 5 && !fates.some((f) => f !== 'ok'); burst++) {
           fates.push(
             ...(await Promise.all(
               Array.from({ length: 100 }, (_, i) =>
