@@ -48,9 +48,18 @@ export function absorbPoolConnectionErrors(db: unknown): void {
 /**
  * Errors that mean the connection is gone: postgres.js's own codes, SQLSTATE class 08
  * (connection exception), 57P01-57P03 (terminated by an operator, crash, shutdown), 25P03
- * (idle_in_transaction_session_timeout), and the socket's own errors, which postgres.js
+ * (idle_in_transaction_session_timeout), and the socket's own errors, which postgres.js 3
  * passes on as they are (a reset, a broken pipe, a keepalive timeout, an unreachable
- * network). Drizzle wraps the driver's error as `cause`.
+ * network). postgres.js 4 fails the statements on a lost connection with the server's FATAL
+ * error when one came (57P01, say), else with CONNECTION_CLOSED, the socket's error as its
+ * `cause`. Drizzle wraps the driver's error as `cause`.
+ *
+ * Not here, on purpose, postgres.js 4's other codes: UNSAFE_TRANSACTION (a statement sent
+ * after its transaction ended; transaction.ts refuses those first), TRANSACTION_ROLLED_BACK
+ * (a COMMIT the server answered with ROLLBACK), QUEUE_TIMEOUT, and what a pool that cannot
+ * connect answers at once (a copy of its last connection error): none of them ends a
+ * transaction that runs, and those before a transaction's callback fail the call as they
+ * are (503, S15).
  */
 export function isConnectionLoss(error: unknown): boolean {
   return causeChain(error).some((e) => {

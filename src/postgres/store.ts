@@ -146,9 +146,11 @@ export function postgresStore<Db extends AnyPgDatabase>(
   const held = heldKeys(db, qualifiedName(schema, tableName));
   /**
    * postgres.js: Drizzle sets a transaction's isolation level with a statement of its own
-   * before our callback runs. Were the connection lost under that statement, postgres.js
+   * before our callback runs. Were the connection lost under that statement, postgres.js 3
    * would send its ROLLBACK on the dead socket and crash the process (transaction.ts), so
-   * we send it ourselves, first thing in the callback, where a loss is handled.
+   * we send it ourselves, first thing in the callback, where a loss is handled. postgres.js 4
+   * sends no ROLLBACK on a closed connection; there it saves a round trip: the level goes in
+   * the opening query (`openedOnPostgresJs`).
    */
   const isolationInside = driverOf(db) === 'postgres.js';
   /**
@@ -259,9 +261,13 @@ export function postgresStore<Db extends AnyPgDatabase>(
   /**
    * postgres.js: the same as one simple-protocol query each, the level first (not in a
    * savepoint: the outer transaction has set it). postgres.js describes a statement with
-   * parameters before it runs it (a round trip of its own, and what follows waits for it),
-   * where a simple-protocol query is one round trip: the opening is one instead of four, the
-   * completion one instead of two. The values go in as literals.
+   * parameters before it runs it when it is not to be prepared under a name, as Drizzle's
+   * unnamed statements are (3 and 4 alike: a round trip of its own, and what follows waits
+   * for it), where a query without parameters goes in the simple protocol, one round trip:
+   * the opening is one instead of four, the completion one instead of two. The values go in
+   * as literals. Both versions remember a statement of the transaction that failed and roll
+   * back even when it was caught (3: `uncaughtError`, 4: `uncaught`): a completion that
+   * wrote nothing ends in LeaseLostError all the same.
    */
   async function openedOnPostgresJs(
     tx: AnyPgDatabase,

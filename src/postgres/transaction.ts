@@ -4,12 +4,16 @@
  *
  * Why: postgres.js's `sql.begin()` rejects as soon as its connection closes (a terminated
  * backend, `idle_in_transaction_session_timeout`, a cut link), while the callback, the
- * guarded work, still runs. Settling then would let the guard answer 503 and free the key
- * while the work goes on: a retry would run alongside it. And whatever the work (or the
- * guard's completing UPDATE, or postgres.js itself with its COMMIT or ROLLBACK) sends later
- * goes to a connection whose socket is gone, and postgres.js throws a TypeError from a
- * timer, which kills the process. node-postgres waits for its callback and fails statements
- * on a dead client by itself; PGlite has no connection to lose.
+ * guarded work, still runs (3: a race with the connection's `onclose`; 4: index.js
+ * `transaction()` rejects on `lease.closed`). Settling then would let the guard answer 503
+ * and free the key while the work goes on: a retry would run alongside it. And on
+ * postgres.js 3 whatever the work (or the guard's completing UPDATE, or postgres.js itself
+ * with its COMMIT or ROLLBACK) sends later goes to a connection whose socket is gone, and
+ * postgres.js throws a TypeError from a timer, which kills the process. postgres.js 4
+ * rejects such statements with the close error and sends no ROLLBACK or COMMIT on a closed
+ * connection (index.js `scope()`), so there this is about S11 only. node-postgres waits for
+ * its callback and fails statements on a dead client by itself; PGlite has no connection to
+ * lose.
  *
  * So:
  * - the promise returned here settles only once the work has settled;
@@ -20,16 +24,22 @@
  *   the driver is abandoned: it never settles, so the driver sends no COMMIT or ROLLBACK on
  *   the dead connection (the server rolled back when the connection died; the pending
  *   callback is garbage once nothing refers to it). The caller gets the driver's error.
+ *   (postgres.js 4 would send neither anyway; abandoning costs it nothing: its lease was
+ *   released when `begin` rejected.)
  * - once a statement saw the connection go, on postgres.js nothing is handed back to the
- *   driver until it has ended the transaction itself (bounded: `CLOSE_WAIT_MS`). A reset
- *   (ECONNRESET) reaches the statement from the socket's 'error' event, and postgres.js
- *   ends the transaction only on its 'close' event, which Node emits later in the same
- *   event-loop turn, after setImmediate callbacks. Were the work's error handed back in
- *   between, postgres.js would write its ROLLBACK there; postgres.js 3.4.9 buffers such a
- *   write behind a setImmediate that the close cancels without resetting, and never
- *   writes on that connection again: every later query that gets it, its reconnect's
- *   startup included, waits for `connect_timeout` (30 s) and fails, long after the
- *   database is back (S15). Upstream: porsager/postgres#1215 (its review describes this case).
+ *   driver until it has ended the transaction itself (bounded: `CLOSE_WAIT_MS`). On
+ *   postgres.js 3 a reset (ECONNRESET) reaches the statement from the socket's 'error'
+ *   event, and postgres.js ends the transaction only on its 'close' event, which Node emits
+ *   later in the same event-loop turn, after setImmediate callbacks. Were the work's error
+ *   handed back in between, postgres.js would write its ROLLBACK there; postgres.js 3.4.9
+ *   buffers such a write behind a setImmediate that the close cancels without resetting,
+ *   and never writes on that connection again: every later query that gets it, its
+ *   reconnect's startup included, waits for `connect_timeout` (30 s) and fails, long after
+ *   the database is back (S15). Upstream: porsager/postgres#1215 (its review describes this
+ *   case). postgres.js 4 closes the connection from the 'error' event itself (socket.js):
+ *   the statement fails with CONNECTION_CLOSED (the reset as its `cause`) and `begin`
+ *   rejects in the same call, and nothing is written on a closed connection, so there the
+ *   wait ends a few microtasks later.
  */
 import { IdempotencyError } from '../core/errors.js';
 import { redactStoreError } from '../core/redact.js';
@@ -50,8 +60,9 @@ interface Life {
 
 /**
  * How long, after a statement saw the connection go, to wait for postgres.js to end the
- * transaction before handing back anyway. Its close comes within the same event-loop turn;
- * the bound only keeps a driver that never closes from holding the outcome forever.
+ * transaction before handing back anyway. Its close comes within the same event-loop turn
+ * (postgres.js 4: with the failure itself); the bound only keeps a driver that never closes
+ * from holding the outcome forever.
  */
 const CLOSE_WAIT_MS = 1000;
 
@@ -107,9 +118,10 @@ export function runTransaction<T>(
  * Before the outcome goes back to the driver: a failure may be the connection going, so let
  * its close reach the driver's promise (postgres.js rejects `begin` from the socket's close
  * handler) before we decide. One macrotask is enough when the close came first (postgres.js
- * then fails the statement from the same handler). After a reset the statement fails first,
- * from the socket's 'error' event, and the close follows only after this turn's setImmediate
- * callbacks: on postgres.js, wait for the driver itself (see the top of this file).
+ * then fails the statement from the same handler). On postgres.js 3, after a reset the
+ * statement fails first, from the socket's 'error' event, and the close follows only after
+ * this turn's setImmediate callbacks: on postgres.js, wait for the driver itself (see the
+ * top of this file; on postgres.js 4 the close comes with the failure).
  * node-postgres never ends a transaction before its callback settles, and PGlite has no
  * connection to lose: waiting for them would only delay the answer.
  */

@@ -22,7 +22,7 @@ import {
   pgbouncerAvailability,
   TEST_PGBOUNCER_URL,
 } from '../support/pgbouncer.js';
-import { dropRecordsTable, uniqueTableName } from '../support/postgres.js';
+import { dropRecordsTable, POSTGRES_JS_MAJOR, uniqueTableName } from '../support/postgres.js';
 import { conformanceTarget, type Driver } from './postgres-suite.js';
 import { describeStoreConformance } from './suite.js';
 
@@ -95,37 +95,52 @@ const tally = (fates: string[]) =>
 describe.skipIf(!bouncer.available)(
   `PgBouncer ${bouncer.version ?? ''}, transaction mode: named prepared statements${skipNote}`,
   () => {
-    it('S27: postgres.js with its default prepare: true breaks: statements fail with 26000 or never answer', async () => {
+    it('S27: postgres.js with its default prepare: true breaks: statements fail with 26000 or 42P05, or never answer', async () => {
       // Ten client connections, each preparing its statements under names on whichever server
-      // connection PgBouncer lent it for that transaction; the next transaction runs elsewhere.
+      // connection PgBouncer lent it for that transaction; the next transaction runs elsewhere
+      // (26000), or where another client connection prepared the same name: postgres.js 4
+      // names a statement once for the whole pool (42P05, "already exists").
+      // Which of them fail depends on which server connections PgBouncer lends: postgres.js 4
+      // may get a whole burst through (it places a statement where it is prepared already),
+      // so up to five bursts, until one fails.
       const client = postgres(TEST_PGBOUNCER_URL, { max: 10, prepare: true, onnotice: () => {} });
       try {
-        const fates = await Promise.all(
-          Array.from({ length: 100 }, (_, i) =>
-            fate(
-              i % 2
-                ? client`select ${i}::int as n`
-                : client.begin(async (tx) => {
-                    await tx`select ${i}::int as n`;
-                    await tx`select ${String(i)}::text as t`;
-                  }),
-            ),
-          ),
-        );
+        const fates: string[] = [];
+        for (let burst = 0; burst < 5 && !fates.some((f) => f !== 'ok'); burst++) {
+          fates.push(
+            ...(await Promise.all(
+              Array.from({ length: 100 }, (_, i) =>
+                fate(
+                  i % 2
+                    ? client`select ${i}::int as n`
+                    : client.begin(async (tx) => {
+                        await tx`select ${i}::int as n`;
+                        await tx`select ${String(i)}::text as t`;
+                      }),
+                ),
+              ),
+            )),
+          );
+        }
         const counts = tally(fates);
-        expect(Object.keys(counts).every((f) => ['ok', '26000', 'stuck'].includes(f))).toBe(true);
-        expect((counts['26000'] ?? 0) + (counts.stuck ?? 0)).toBeGreaterThan(0);
+        expect(
+          Object.keys(counts).filter((f) => !['ok', '26000', '42P05', 'stuck'].includes(f)),
+        ).toEqual([]);
+        expect(counts.ok ?? 0).toBeLessThan(fates.length);
       } finally {
         await client.end({ timeout: 1 });
       }
     });
 
-    it('S27/S8: postgres.js with prepare: true loses transactions silently: a guarded call reports success, nothing committed', async () => {
-      // sql.begin() ends with a COMMIT that postgres.js prepares under a name like any tagged
-      // statement. On a server connection that never saw that name it fails (26000), which
-      // aborts the transaction; postgres.js re-prepares and runs it again, and a COMMIT of an
-      // aborted transaction answers ROLLBACK without an error. Drizzle's db.transaction, and
-      // so the guard, report success.
+    it(`S27/S8: postgres.js ${POSTGRES_JS_MAJOR} with prepare: true ${POSTGRES_JS_MAJOR < 4 ? 'loses transactions silently: a guarded call reports success, nothing committed' : 'loses no transaction: every guarded call that reports success committed'}`, async () => {
+      // postgres.js 3: sql.begin() ends with a COMMIT that postgres.js prepares under a name
+      // like any tagged statement. On a server connection that never saw that name it fails
+      // (26000), which aborts the transaction; postgres.js re-prepares and runs it again, and a
+      // COMMIT of an aborted transaction answers ROLLBACK without an error. Drizzle's
+      // db.transaction, and so the guard, report success.
+      // postgres.js 4 sends BEGIN and COMMIT as simple queries, never under a name (index.js
+      // `control`), and rejects a COMMIT answered with ROLLBACK (TRANSACTION_ROLLED_BACK);
+      // Drizzle's own statements are unnamed on both: nothing here is prepared under a name.
       const table = uniqueTableName('bouncer_lost');
       const business = `${table}_business`;
       const { db, close } = createPostgresJsDbViaPgBouncer({ prepare: true });
@@ -151,7 +166,8 @@ describe.skipIf(!bouncer.available)(
         expect(results.every((r, i) => r.value === keys[i] && !r.replayed)).toBe(true);
         const committed = new Set((await businessIds(db, business)).map((r) => r.id));
         const lost = keys.filter((key) => !committed.has(key));
-        expect(lost.length).toBeGreaterThan(0);
+        if (POSTGRES_JS_MAJOR < 4) expect(lost.length).toBeGreaterThan(0);
+        else expect(lost).toEqual([]);
         // The key is claimed inside the business transaction and its record written with the
         // business writes (the one-transaction model): the lost transaction took both with it.
         // No record stands for a lost key, in flight or complete: the key is simply free. And
@@ -164,11 +180,13 @@ describe.skipIf(!bouncer.available)(
         }
         // So a retry of a lost key (here on a client configured for the pooler) runs the work
         // again, at once, and this time it commits; a committed key replays.
-        const retried = lost[0]!;
-        expect(await pay(fixed.db, retried)).toEqual({ value: retried, replayed: false });
-        expect(runs.get(retried)).toBe(2);
-        expect((await businessIds(fixed.db, business)).map((r) => r.id)).toContain(retried);
-        expect((await reader.read({ scope: 'acct_1', key: retried }))?.state).toBe('complete');
+        const retried = lost[0];
+        if (retried) {
+          expect(await pay(fixed.db, retried)).toEqual({ value: retried, replayed: false });
+          expect(runs.get(retried)).toBe(2);
+          expect((await businessIds(fixed.db, business)).map((r) => r.id)).toContain(retried);
+          expect((await reader.read({ scope: 'acct_1', key: retried }))?.state).toBe('complete');
+        }
         const done = [...committed][0];
         if (done) {
           expect(await pay(fixed.db, done)).toEqual({ value: done, replayed: true });

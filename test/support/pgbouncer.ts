@@ -100,6 +100,13 @@ export function createNodePgDbViaPgBouncer(options: { max?: number; url?: string
  * default (`prepare: true`), which PgBouncer before 1.21 cannot carry in transaction mode:
  * behind such a pooler the user's client needs `prepare: false`, which is the default here.
  * `prepare: true` exists to show what happens without it.
+ *
+ * And `max_pipeline: 1` (docs/postgres.md, "Driver settings"): postgres.js 4 pipelines
+ * queries outside transactions on a busy connection, a query with parameters (unprepared)
+ * as Parse/Describe/Flush right behind the previous query's Sync. PgBouncer 1.18 gives the
+ * server connection back at that Sync's ReadyForQuery, while the server still owes the
+ * answer to the Parse: it reaches another client, and both wait for ever (the store's
+ * conformance suite hung). postgres.js 3 sent nothing behind such a query until it was done.
  */
 export function createPostgresJsDbViaPgBouncer(
   options: { max?: number; prepare?: boolean; url?: string } = {},
@@ -107,6 +114,7 @@ export function createPostgresJsDbViaPgBouncer(
   const client = postgres(options.url ?? TEST_PGBOUNCER_URL, {
     max: options.max ?? 10,
     prepare: options.prepare ?? false,
+    max_pipeline: 1,
     onnotice: () => {},
   });
   const db = drizzlePostgresJs({ client });

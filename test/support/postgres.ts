@@ -7,6 +7,7 @@
  *   describe.skipIf(!pg.realPostgres)(`... ${pg.skipReason ?? ''}`, ...)
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
@@ -17,6 +18,18 @@ import postgres from 'postgres';
 import type { AnyPgDatabase } from '../../src/postgres/db.js';
 import { functionNames } from '../../src/postgres/functions.js';
 import type { ClaimRequest } from '../../src/store/index.js';
+
+/**
+ * The major version of the postgres.js installed (CI runs 4, and 3 in its oldest set), for
+ * the tests that show a behaviour of one of them (docs/postgres.md, "postgres.js 3 and 4").
+ */
+export const POSTGRES_JS_MAJOR = Number(
+  (
+    JSON.parse(
+      readFileSync(new URL('../../node_modules/postgres/package.json', import.meta.url), 'utf8'),
+    ) as { version: string }
+  ).version.split('.')[0],
+);
 
 export const TEST_DATABASE_URL =
   process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

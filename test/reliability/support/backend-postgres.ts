@@ -37,12 +37,14 @@ async function connect(
       connect_timeout: 2,
       // And reconnect promptly. postgres.js's default backoff grows with every connection
       // error, shared by the whole pool (0.5-1 x min(3^n / 100, 20) s): after a few cuts
-      // each connection sleeps 10-20 s before its next attempt. Calls queued on it get no
-      // answer while the database is away, and none for up to 20 s after it is back.
+      // the next attempt is 10-20 s away. Calls meanwhile get no answer on postgres.js 3
+      // (they wait for it) and an immediate 503 on 4 (it fails them at once), and on both
+      // the database is tried again only then, up to 20 s after it is back.
       backoff: () => 0.1,
-      // postgres.js (3.4.9) drops the promise of its array-type query on each new
+      // postgres.js 3 (3.4.9) drops the promise of its array-type query on each new
       // connection: a link cut during that query is an unhandled rejection, which ends the
       // process whatever the store does (porsager/postgres#1192). Apps on flaky links set this.
+      // postgres.js 4 looks types up only when a query needs them and handles a failure.
       fetch_types: false,
       onnotice: () => {},
     });
