@@ -95,7 +95,7 @@ const tally = (fates: string[]) =>
 describe.skipIf(!bouncer.available)(
   `PgBouncer ${bouncer.version ?? ''}, transaction mode: named prepared statements${skipNote}`,
   () => {
-    it('S27: postgres.js with its default prepare: true breaks: statements fail with 26000 or 42P05, or never answer', async () => {
+    it(`S27: postgres.js ${POSTGRES_JS_MAJOR} with its default prepare: true ${POSTGRES_JS_MAJOR < 4 ? 'breaks: statements fail with 26000 or 42P05, or never answer' : 'fails some statements with 26000 or 42P05, or none: never a wrong answer'}`, async () => {
       // Ten client connections, each preparing its statements under names on whichever server
       // connection PgBouncer lent it for that transaction; the next transaction runs elsewhere
       // (26000), or where another client connection prepared the same name: postgres.js 4
@@ -126,7 +126,9 @@ describe.skipIf(!bouncer.available)(
         expect(
           Object.keys(counts).filter((f) => !['ok', '26000', '42P05', 'stuck'].includes(f)),
         ).toEqual([]);
-        expect(counts.ok ?? 0).toBeLessThan(fates.length);
+        // postgres.js 3 always breaks here; 4 may get every burst through, on a quiet machine
+        // most often (seen: 500 of 500 ok), so the docs' `prepare: false` is advice for it.
+        if (POSTGRES_JS_MAJOR < 4) expect(counts.ok ?? 0).toBeLessThan(fates.length);
       } finally {
         await client.end({ timeout: 1 });
       }
