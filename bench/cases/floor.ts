@@ -1,8 +1,7 @@
 /**
  * No framework: the one-row insert alone (autocommit and in a transaction of its own), one
- * round trip (`SELECT 1`), the store's own statements around the insert (the one-transaction
- * claim where the store has it, else claim, fenced transaction, complete: the floor of what
- * any guarded call costs), a fresh design's raw statements around it (`floor.design`, the
+ * round trip (`SELECT 1`), the store's own statements around the insert (its `claimAndRun`:
+ * the floor of what any guarded call costs), a fresh design's raw statements around it (`floor.design`, the
  * core fresh goal's floor; bench/db/types.ts says which), the guard's `run` with a
  * fresh key and a replay, and the peer doing the same with each of its storages.
  */
@@ -45,37 +44,17 @@ export async function floorCases<Tx>(
       id: 'floor.store',
       run: async () => {
         const key = freshKey('floor');
-        const request = {
-          scope: 'bench',
-          key,
-          fingerprint: 'f',
-          operation: 'pay',
-          leaseMs: 30_000,
-          retentionMs: RETENTION_MS,
-        };
+        const request = { scope: 'bench', key, fingerprint: 'f', operation: 'pay' };
         const completion = (id: unknown) => ({
           result: `{"id":${id}}`,
           outcome: 'committed' as const,
           retentionMs: RETENTION_MS,
         });
-        // The one-transaction claim where the store has it (both shipped stores), else the lease.
-        if (store.claimAndRun) {
-          const done = await store.claimAndRun(request, async (tx) => {
-            const id = await db.insertTx(tx, 42);
-            return { value: id, completion: completion(id) };
-          });
-          if (done.status !== 'done') throw new Error('floor: a fresh key was not claimed');
-          return;
-        }
-        const claim = await store.claim(request);
-        if (claim.status !== 'claimed') throw new Error('floor: a fresh key was not claimed');
-        const fence = { scope: 'bench', key, token: claim.token };
-        await store.transaction(fence, async (tx) => {
+        const done = await store.claimAndRun(request, async (tx) => {
           const id = await db.insertTx(tx, 42);
-          if (!(await store.complete(fence, completion(id), tx))) {
-            throw new Error('floor: lease lost');
-          }
+          return { value: id, completion: completion(id) };
         });
+        if (done.status !== 'done') throw new Error('floor: a fresh key was not claimed');
       },
     },
     { id: 'floor.design', run: () => db.freshDesign(freshKey('design')) },

@@ -17,7 +17,7 @@
 import { NodePgSession, NodePgTransaction } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
-import { beginRowOf } from '../../src/postgres/statements.js';
+import { beginRowOf } from '../../src/postgres/begin-answer.js';
 import { paymentsTable } from './postgres-payments.js';
 
 export interface DesignTables {

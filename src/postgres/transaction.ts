@@ -6,7 +6,7 @@
  * backend, `idle_in_transaction_session_timeout`, a cut link), while the callback, the
  * guarded work, still runs. Settling then would let the guard answer 503 and free the key
  * while the work goes on: a retry would run alongside it. And whatever the work (or the
- * guard's completing UPDATE, or postgres.js itself with its COMMIT or ROLLBACK) sends later
+ * store's record (`_finish`), or postgres.js itself with its COMMIT or ROLLBACK) sends later
  * goes to a connection whose socket is gone, and postgres.js throws a TypeError from a
  * timer, which kills the process. node-postgres waits for its callback and fails statements
  * on a dead client by itself; PGlite has no connection to lose.

@@ -340,7 +340,7 @@ export const payments = sqliteTable('payments', { id: text('id').primaryKey() })
     migrateSqlite(client);
     client
       .prepare(
-        "INSERT INTO idempotency_records (scope, key, fingerprint, operation, state, token, expires_at, created_at) VALUES ('s', 'k', 'f', 'op', 'complete', 't', 1, 1)",
+        "INSERT INTO idempotency_records (scope, key, fingerprint, operation, outcome, result, expires_at, created_at, completed_at) VALUES ('s', 'k', 'f', 'op', 'committed', '1', 1, 1, 1)",
       )
       .run();
     client.close();

@@ -38,7 +38,7 @@ export interface BackendConfig {
   location: string;
   /** Idempotency table name; the payments table is `<table>_payments`. */
   table: string;
-  /** SQLite only: the store's clock (tests drive leases and retention by hand). */
+  /** SQLite only: the store's clock (tests drive retention by hand). */
   now?: () => number;
   /** Postgres only: pool size. */
   poolSize?: number;
