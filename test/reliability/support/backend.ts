@@ -28,7 +28,7 @@ export interface Backend {
   insertPayment(tx: unknown, row: Omit<PaymentRow, 'id'>): Promise<number>;
   payments(): Promise<PaymentRow[]>;
   /** Rows of the idempotency table, for "never stored" and boundedness checks. */
-  records(): Promise<{ scope: string; key: string; state: string }[]>;
+  records(): Promise<{ scope: string; key: string; outcome: string }[]>;
   close(): Promise<void>;
 }
 
