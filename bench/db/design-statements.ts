@@ -71,7 +71,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     `${begin}; select "${t}_begin"('bench', ${literal(key)}, 'f') as mutation_guard_begin; savepoint mutation_guard_work`;
   /** Its last: the record written once, complete (`_finish`), with COMMIT. */
   const finishAndCommit = (key: string) =>
-    `select 1 / ("${t}_finish"('bench', ${literal(key)}, 'f', 'pay', 'tok', false, 'committed', '{"id":1}', 86400000))::int; commit`;
+    `select 1 / ("${t}_finish"('bench', ${literal(key)}, 'f', 'pay', false, 'committed', '{"id":1}', 86400000))::int; commit`;
 
   async function onOneClient<T>(steps: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
@@ -194,7 +194,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
         await c.query('savepoint mutation_guard_work');
         await insertPayment(c);
         await c.query(
-          `select "${t}_finish"($1, $2, 'f', 'pay', 'tok', false, 'committed', '{"id":1}', 86400000)`,
+          `select "${t}_finish"($1, $2, 'f', 'pay', false, 'committed', '{"id":1}', 86400000)`,
           ['bench', key],
         );
         await c.query('commit');
@@ -269,7 +269,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
     firstTripBegin: () => answeredAfterFirst(begin),
     firstTripRead: (key: string) =>
       answeredAfterFirst(
-        `${begin}; select fingerprint, state, result from "${t}" where scope = 'bench' and key = ${literal(key)}`,
+        `${begin}; select fingerprint, outcome, result from "${t}" where scope = 'bench' and key = ${literal(key)}`,
       ),
 
     /** The lease model's replay: one call of the claim function. */
@@ -277,7 +277,7 @@ export function designStatements(pool: pg.Pool, tables: DesignTables) {
 
     /** The least any replay reads: the record by primary key. */
     primaryKeySelect: (key: string) =>
-      pool.query(`select fingerprint, state, result from "${t}" where scope = $1 and key = $2`, [
+      pool.query(`select fingerprint, outcome, result from "${t}" where scope = $1 and key = $2`, [
         'bench',
         key,
       ]),

@@ -85,12 +85,12 @@ export function recordWrittenLast(db: SqliteDatabase) {
   const begin = c.prepare('begin immediate');
   const commit = c.prepare('commit');
   const look = c.prepare(
-    "select state, result from idempotency_records where scope = 'bench' and key = ?",
+    "select outcome, result from idempotency_records where scope = 'bench' and key = ?",
   );
   const record = c.prepare(
-    `insert into idempotency_records (scope, key, fingerprint, operation, state, token, outcome,
-      result, expires_at, created_at, completed_at)
-     values ('bench', ?, 'f', 'pay', 'complete', 'tok', 'committed', ?, ?, ?, ?)`,
+    `insert into idempotency_records (scope, key, fingerprint, operation, outcome, result,
+      expires_at, created_at, completed_at)
+     values ('bench', ?, 'f', 'pay', 'committed', ?, ?, ?, ?)`,
   );
   const day = 86_400_000;
   return (amount: number, key: string): number => {
