@@ -6,7 +6,7 @@
  * A rollback frees the key by itself, so a failure has nothing to release; a kept final error
  * is written in that same transaction, after the work's writes are rolled back (S12).
  */
-import { KeyTakenError } from '../store/seam.js';
+import { type ClaimAndRunResult, KeyTakenError } from '../store/seam.js';
 import type { GuardResult } from './call.js';
 import { IdempotencyError } from './errors.js';
 import { isRollback, type Rollback } from './rollback.js';
@@ -20,7 +20,7 @@ export async function claimAndRun<Tx, T>(run: Run<Tx, T>): Promise<Found<T>> {
   const { guard, call } = run;
   /** What happens inside the store's transaction, for the failure that may follow. */
   const inside: Inside<T> = { started: false, storedResult: undefined, kept: undefined };
-  let found: Awaited<ReturnType<typeof guard.store.claimAndRun<T>>>;
+  let found: ClaimAndRunResult<T>;
   try {
     found = await guard.store.claimAndRun(claimRequest(run), async (tx) => {
       inside.started = true;

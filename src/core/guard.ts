@@ -116,8 +116,8 @@ function keyReused<Tx, T>(run: Run<Tx, T>): IdempotencyError {
 }
 
 /**
- * S14: a record past its retention is never replayed. A store hands one back only while
- * another request is replacing it right now: it is in flight.
+ * S14: a record past its retention is never replayed, whatever a store hands back: it counts
+ * as in flight (another request is replacing it).
  */
 function isReplayable(record: StoredRecord): boolean {
   return record.expiresAt > record.readAt;

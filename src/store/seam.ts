@@ -78,7 +78,7 @@ export interface WorkEnding<T> {
 export type ClaimAndRunResult<T> =
   /** The key was ours: the work ran and its record committed. */
   | { status: 'done'; value: T }
-  /** A committed record stands (complete; past its expiry only while it is being replaced). */
+  /** A committed, unexpired record stands: nothing ran (a replay, or 422 for another request). */
   | { status: 'exists'; record: StoredRecord }
   /**
    * A running transaction holds the key and has written nothing yet: nothing ran.
