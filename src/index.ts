@@ -5,6 +5,7 @@
  * `mutation-guard/store`.
  */
 
+export type { GuardCall, GuardResult } from './core/call.js';
 export type {
   IdempotencyErrorCode,
   IdempotencyErrorDetails,
@@ -14,7 +15,7 @@ export { IDEMPOTENCY_ERRORS, IdempotencyError } from './core/errors.js';
 export type { GuardEvent, GuardEventHandler, GuardEventType } from './core/events.js';
 export type { FingerprintInput, FingerprintLimits } from './core/fingerprint.js';
 export { FINGERPRINT_LIMITS, fingerprint } from './core/fingerprint.js';
-export type { Guard, GuardCall, GuardResult, PurgeRequest } from './core/guard.js';
+export type { Guard, PurgeRequest } from './core/guard.js';
 export { createGuard, MAX_OPERATION_NAME, retryAfterSeconds } from './core/guard.js';
 export type { KeyCandidate, KeySource } from './core/keys.js';
 export { MAX_KEY_LENGTH, parseKeyHeader, resolveKey, validateKey } from './core/keys.js';
@@ -31,7 +32,6 @@ export type {
   IdempotencyStore,
   RecordKey,
   RecordOutcome,
-  RecordState,
   StoredRecord,
   StoreExtras,
 } from './store/seam.js';

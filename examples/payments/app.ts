@@ -24,8 +24,7 @@ export function createApp<D extends Dialect>(
 ): App<Transactions[D]> {
   const guard = createGuard<Transactions[D]>({
     store: db.store,
-    // Unset knobs fall back to the guard's defaults (30 s lease, 24 h retention).
-    ...(config.leaseMs === undefined ? {} : { lease: config.leaseMs }),
+    // Unset, the guard's default (24 h retention).
     ...(config.retentionMs === undefined ? {} : { retention: config.retentionMs }),
   });
   const service = paymentsService(db.payments, { latencyMs: config.paymentLatencyMs });

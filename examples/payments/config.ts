@@ -11,7 +11,6 @@ export interface DemoConfig {
   sqlitePath: string;
   /** Simulated card-processor latency inside the mutation's transaction. */
   paymentLatencyMs: number;
-  leaseMs: number | undefined;
   retentionMs: number | undefined;
 }
 
@@ -27,7 +26,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): DemoConfig {
     databaseUrl,
     sqlitePath: env.SQLITE_PATH?.trim() || '.data/payments.sqlite',
     paymentLatencyMs: integer(env, 'PAYMENT_LATENCY_MS', 0, 0),
-    leaseMs: optionalInteger(env, 'IDEMPOTENCY_LEASE_MS', 1),
     retentionMs: optionalInteger(env, 'IDEMPOTENCY_RETENTION_MS', 1),
   };
 }

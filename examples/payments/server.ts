@@ -1,7 +1,6 @@
 /**
  * `npm start`: the payments service. Configuration comes from the environment (config.ts):
- * PORT, DATABASE_URL or SQLITE_PATH, PAYMENT_LATENCY_MS, IDEMPOTENCY_LEASE_MS,
- * IDEMPOTENCY_RETENTION_MS.
+ * PORT, DATABASE_URL or SQLITE_PATH, PAYMENT_LATENCY_MS, IDEMPOTENCY_RETENTION_MS.
  *
  * It prints one line, `payments service listening on http://localhost:<port> ...`, with the
  * real port (PORT=0 picks a free one): the demo and the end-to-end tests read it.
@@ -38,7 +37,7 @@ async function main(): Promise<void> {
     stopPurge();
     server.closeIdleConnections();
     // Requests still running get a few seconds; their transactions then roll back with the
-    // connection, and their keys free up when the lease ends.
+    // connection, which frees their keys.
     const force = setTimeout(() => server.closeAllConnections(), 5000);
     force.unref();
     await new Promise<void>((resolve) => server.close(() => resolve()));

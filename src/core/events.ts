@@ -2,8 +2,6 @@
 export type GuardEventType =
   /** A fresh claim: the work is about to run. */
   | 'claimed'
-  /** An expired lease was taken over: the work is about to run again. */
-  | 'taken-over'
   /** The work ran and its result was stored (committed, or a kept final error). */
   | 'completed'
   /** A stored result was returned without running the work. */
@@ -16,7 +14,7 @@ export type GuardEventType =
   | 'released'
   /** `purge()` deleted expired records. */
   | 'purged'
-  /** The store failed, the result was too large, or the claim was lost mid-way. */
+  /** The store failed, the result was too large, or another request's record came first. */
   | 'failed';
 
 export interface GuardEvent {

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { ClaimResult, StoredRecord } from '../store/seam.js';
+import type { StoredRecord } from '../store/seam.js';
+import type { GuardCall, GuardResult } from './call.js';
 import { IdempotencyError } from './errors.js';
-import { claimAndRun, runUnderLease } from './guard-work.js';
+import { claimAndRun } from './guard-work.js';
 import { hashKey } from './hash.js';
 import {
   assertPositive,
@@ -9,50 +10,7 @@ import {
   type ResolvedGuardOptions,
   resolveGuardOptions,
 } from './options.js';
-import type { Rollback } from './rollback.js';
-import { claimRequest, emit, type Found, type Run, report, storeUnavailable } from './run.js';
-import type { SetupErrorHandler } from './setup-log.js';
-
-/** One guarded call, as an adapter (or an app) hands it to `guard.run`. */
-export interface GuardCall<Tx, T> {
-  /** Whose key it is (SPEC S4). Use one constant for a single global scope. */
-  scope: string;
-  /** The validated key (see `resolveKey`). */
-  key: string;
-  /**
-   * `fingerprint(request, guard.options)` of the request, key excluded (SPEC S5). Passing the
-   * guard's options applies its `maxInputBytes` and `maxInputDepth`.
-   */
-  fingerprint: string;
-  /**
-   * The operation's name, for events and the record. Names longer than
-   * `MAX_OPERATION_NAME` characters are stored and reported cut short (the fingerprint
-   * covers the full name).
-   */
-  operation: string;
-  /** Overrides the guard's retention for this call (SPEC S14). */
-  retention?: number;
-  /**
-   * The mutation. It receives the transaction handle; what it writes through it commits
-   * together with the stored result or not at all (SPEC S8). Throwing, or returning
-   * `rollback(value)`, rolls back and frees the key (S12). `run.keyHash` is the key's
-   * short hash (S26), already computed, for anything the work logs or exposes.
-   */
-  work: (tx: Tx, run: { keyHash: string }) => Promise<T | Rollback<T>>;
-  /**
-   * Where a store that is not set up is reported when the guard's options name no
-   * `onSetupError`: an adapter passes its server's logger here (the GraphQL plugin, Yoga's).
-   * @default console.error
-   */
-  onSetupError?: SetupErrorHandler;
-}
-
-export interface GuardResult<T> {
-  /** The mutation's result: fresh, or the stored one. */
-  value: T;
-  /** True when `value` is a stored result and the work did not run (SPEC S9). */
-  replayed: boolean;
-}
+import { emit, type Run, report } from './run.js';
 
 export interface PurgeRequest {
   /** @default 1000 */
@@ -77,12 +35,6 @@ const FIRST_POLL_MS = 25;
 /** ...up to 2**4 times the first (400 ms), so a long wait still looks a few times a second. */
 const MAX_POLL_DOUBLINGS = 4;
 
-/**
- * The `Retry-After` of the 409 for a key a running transaction holds (`claimAndRun`): it has
- * written no row, so how long it has run is unknown; a second is the floor S10's rule gives.
- */
-const HELD_RETRY_AFTER_SECONDS = 1;
-
 /** Records `purge()` deletes per batch unless told otherwise: each batch one short statement. */
 const PURGE_BATCH_SIZE = 1000;
 
@@ -104,12 +56,12 @@ export function createGuard<Tx>(options: GuardOptions<Tx>): Guard<Tx> {
 }
 
 /**
- * The state machine of SPEC S6-S16, in one place. A record is absent, in flight or complete:
+ * The state machine of SPEC S6-S16, in one place. A key is absent, in flight or complete:
  *
- * - absent (or expired)  -> claim it, run the work in one transaction that stores the result
- * - in flight, ours      -> (that is the run above)
- * - in flight, theirs    -> 409, or wait for it and replay (S10)
- * - in flight, expired   -> the store's claim takes it over with a new token (S11)
+ * - absent (or expired)  -> the store's one transaction claims it, runs the work and writes
+ *                           the record, complete, with the work's writes (S7, S8)
+ * - in flight            -> a running transaction holds it (no row yet): 409, or wait for
+ *                           it and replay (S10); another request's: 422 (S6)
  * - complete             -> replay the stored result (S9)
  * - other fingerprint    -> 422 on every path (S6)
  */
@@ -119,28 +71,23 @@ async function runGuarded<Tx, T>(
 ): Promise<GuardResult<T>> {
   const run = startRun(guard, guarded);
   for (let attempt = 0; ; attempt++) {
-    const found = guard.store.claimAndRun ? await claimAndRun(run) : await claimThenRun(run);
+    const found = await claimAndRun(run);
     if (found.status === 'done') return found.result;
+    let retryAfter: number;
     if (found.status === 'in_flight') {
       if (!found.sameRequest) throw keyReused(run);
-      if (Date.now() >= run.deadline) throw keyInUse(run, HELD_RETRY_AFTER_SECONDS);
+      retryAfter = retryAfterSeconds(found.runningMs);
     } else {
       const { record } = found;
       if (record.fingerprint !== run.call.fingerprint) throw keyReused(run);
       if (isReplayable(record)) return replay(run, record);
-      if (Date.now() >= run.deadline) throw keyInUse(run, retryAfterSeconds(record));
+      retryAfter = retryAfterSeconds(undefined);
     }
-    // S10: wait without holding a connection, then look again (the loop claims again, so an
-    // expired lease is taken over and a freed key is claimed afresh).
+    if (Date.now() >= run.deadline) throw keyInUse(run, retryAfter);
+    // S10: wait without holding a connection, then look again (the loop claims again, so a
+    // freed key is claimed afresh).
     await sleep(pollPause(attempt, run.deadline));
   }
-}
-
-/** The lease model: claim the key, then run the work in a transaction of its own (S7, S8). */
-async function claimThenRun<Tx, T>(run: Run<Tx, T>): Promise<Found<T>> {
-  const claim = await claimKey(run);
-  if (claim.status === 'exists') return claim;
-  return { status: 'done', result: await runUnderLease(run, claim) };
 }
 
 function startRun<Tx, T>(guard: ResolvedGuardOptions<Tx>, guarded: GuardCall<Tx, T>): Run<Tx, T> {
@@ -158,15 +105,6 @@ function startRun<Tx, T>(guard: ResolvedGuardOptions<Tx>, guarded: GuardCall<Tx,
   };
 }
 
-async function claimKey<Tx, T>(run: Run<Tx, T>): Promise<ClaimResult> {
-  const { guard, call } = run;
-  try {
-    return await guard.store.claim(claimRequest(run));
-  } catch (error) {
-    throw storeUnavailable(run, 'store failed during claim', error, [call.key]);
-  }
-}
-
 /** S6: the key stands for another request. */
 function keyReused<Tx, T>(run: Run<Tx, T>): IdempotencyError {
   report(run, 'reused');
@@ -178,16 +116,16 @@ function keyReused<Tx, T>(run: Run<Tx, T>): IdempotencyError {
 }
 
 /**
- * S14: a complete record past its retention is never replayed. The store handed it back
- * because another request is taking it over right now: it is in flight.
+ * S14: a record past its retention is never replayed, whatever a store hands back: it counts
+ * as in flight (another request is replacing it).
  */
 function isReplayable(record: StoredRecord): boolean {
-  return record.state === 'complete' && record.expiresAt > record.readAt;
+  return record.expiresAt > record.readAt;
 }
 
 /** S9: the stored result, and the work does not run. */
 function replay<Tx, T>(run: Run<Tx, T>, record: StoredRecord): GuardResult<T> {
-  const value = run.guard.serializer.parse(record.result ?? 'null') as T;
+  const value = run.guard.serializer.parse(record.result) as T;
   report(run, 'replayed');
   return { value, replayed: true };
 }
@@ -229,25 +167,17 @@ async function purgeExpired<Tx>(
 }
 
 /**
- * The `Retry-After` (seconds) of a 409 for an in-flight record (SPEC S10): as long as the
- * original has run so far, at least 1 second and at most what is left of its lease.
+ * The `Retry-After` (seconds) of a 409 for a key in flight (SPEC S10): as long as the
+ * original has run so far (`runningMs`, on the store's clock), at least 1 second; 1 when the
+ * store cannot tell (a key a running Postgres transaction holds has no row to date it).
  *
  * A mutation that has run for `t` is likely to need about `t` more (the median of a
  * duration already survived), so coming back after `t` finds most short mutations done
- * without hammering the store, and long ones are polled less often as they go. It is never
- * more than the lease that is left: by then the original has finished or its claim may be
- * taken over, so waiting longer only delays the client. Both durations are measured on the
- * store's clock (`readAt`), so clock skew between processes plays no part.
+ * without hammering the store, and long ones are polled less often as they go.
  */
-export function retryAfterSeconds(
-  record: Pick<StoredRecord, 'createdAt' | 'readAt' | 'leaseExpiresAt'>,
-): number {
-  const elapsedMs = record.readAt.getTime() - record.createdAt.getTime();
-  const leaseLeftMs = record.leaseExpiresAt
-    ? record.leaseExpiresAt.getTime() - record.readAt.getTime()
-    : 0;
-  const ceiling = Math.max(1, Math.ceil(leaseLeftMs / 1000));
-  return Math.min(Math.max(Math.ceil(elapsedMs / 1000), 1), ceiling);
+export function retryAfterSeconds(runningMs: number | undefined): number {
+  if (runningMs === undefined) return 1;
+  return Math.max(1, Math.ceil(runningMs / 1000));
 }
 
 /** The longest operation name stored in a record and carried in events. */

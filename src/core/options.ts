@@ -15,12 +15,6 @@ export interface GuardOptions<Tx = unknown> {
    */
   retention?: number;
   /**
-   * How long an in-flight claim is protected before a retry may take it over (SPEC S11).
-   * Make it longer than your slowest mutation; a living original is protected anyway.
-   * @default 30_000
-   */
-  lease?: number;
-  /**
    * How long a request waits for an in-flight duplicate to finish before answering 409
    * (SPEC S10). It polls the store without holding a connection. 0 answers 409 at once.
    * @default 0
@@ -65,7 +59,6 @@ export interface GuardOptions<Tx = unknown> {
 
 export const GUARD_DEFAULTS = {
   retention: 24 * 60 * 60 * 1000,
-  lease: 30_000,
   wait: 0,
   maxResultBytes: 1024 * 1024,
   maxInputBytes: FINGERPRINT_LIMITS.maxInputBytes,
@@ -82,7 +75,6 @@ export function resolveGuardOptions<Tx>(options: GuardOptions<Tx>): ResolvedGuar
   const resolved = {
     store: options.store,
     retention: options.retention ?? GUARD_DEFAULTS.retention,
-    lease: options.lease ?? GUARD_DEFAULTS.lease,
     wait: options.wait ?? GUARD_DEFAULTS.wait,
     maxResultBytes: options.maxResultBytes ?? GUARD_DEFAULTS.maxResultBytes,
     maxInputBytes: options.maxInputBytes ?? GUARD_DEFAULTS.maxInputBytes,
@@ -92,13 +84,7 @@ export function resolveGuardOptions<Tx>(options: GuardOptions<Tx>): ResolvedGuar
     onSetupError: options.onSetupError,
   };
   if (!resolved.store) throw setupError('createGuard(): the `store` option is required.');
-  for (const name of [
-    'retention',
-    'lease',
-    'maxResultBytes',
-    'maxInputBytes',
-    'maxInputDepth',
-  ] as const) {
+  for (const name of ['retention', 'maxResultBytes', 'maxInputBytes', 'maxInputDepth'] as const) {
     assertPositive(name, resolved[name]);
   }
   if (!Number.isFinite(resolved.wait) || resolved.wait < 0) {

@@ -1,8 +1,8 @@
 /**
- * The server-side functions a records table comes with (drizzle/postgres/0001_functions.sql and
- * 0002_one_transaction.sql), and the error that says what to do when they are missing: a
- * table that drizzle-kit created from the re-exported schema has none until the app adds the
- * custom migration that docs/migrations.md shows (drizzle-kit knows tables, not functions).
+ * The server-side functions a records table comes with (drizzle/postgres/0000_init.sql), and
+ * the error that says what to do when they are missing: a table that drizzle-kit created from
+ * the re-exported schema has none until the app adds the custom migration that
+ * docs/migrations.md shows (drizzle-kit knows tables, not functions).
  */
 import { StoreSetupError } from '../store/setup-error.js';
 import { causeChain, codeOf } from './error-chain.js';
@@ -15,13 +15,8 @@ import { explainSetupError } from './setup-errors.js';
  */
 export function functionNames(table: string) {
   return {
-    claim: `${table}_claim`,
-    lock: `${table}_lock`,
-    complete: `${table}_complete`,
-    release: `${table}_release`,
     begin: `${table}_begin`,
     finish: `${table}_finish`,
-    lockBriefly: `${table}_lock_briefly`,
   };
 }
 
@@ -47,7 +42,7 @@ export function explainMissingFunctions(error: unknown, schema: string, table: s
         ? `{ table: '${table}' }`
         : `{ table: '${table}', schema: '${schema}' }`;
     return new StoreSetupError(
-      `mutation-guard/postgres: the records table "${table}" has no function "${missing}" in schema "${schema}". Since 0.2.0 the store's statements are server-side functions that the package's migrations 0001_functions and 0002_one_transaction create: run migratePostgres(db, ${options}), or, if drizzle-kit manages the table, add them as a custom migration (postgresFunctionsSql(${options}); docs/migrations.md, "The store's functions"). If the table is in another schema than "${schema}", pass that schema to postgresStore (docs/postgres.md, "A schema per tenant").`,
+      `mutation-guard/postgres: the records table "${table}" has no function "${missing}" in schema "${schema}". The store's statements call server-side functions that the package's migration creates with the table: run migratePostgres(db, ${options}), or, if drizzle-kit manages the table, add them as a custom migration (postgresFunctionsSql(${options}); docs/migrations.md, "The store's functions"). If the table is in another schema than "${schema}", pass that schema to postgresStore (docs/postgres.md, "A schema per tenant").`,
       { cause: error },
     );
   }

@@ -4,44 +4,48 @@
  * statement.
  *
  * Why, beside the database's own hold on the key:
- * - one-transaction claims (`claimAndRun`): the key's advisory lock is the transaction's, and
- *   the server drops it the moment the connection goes (a terminated backend, a cut link,
- *   `idle_in_transaction_session_timeout`), while the work may still be awaiting something
- *   slow in this process. Its writes can no longer commit, yet S11 keeps the key held until
- *   the work is over: here, for every duplicate this process receives;
+ * - the key's advisory lock is its transaction's, and the server drops it the moment the
+ *   connection goes (a terminated backend, a cut link, `idle_in_transaction_session_timeout`),
+ *   while the work may still be awaiting something slow in this process. Its writes can no
+ *   longer commit, yet S11 keeps the key held until the work is over: here, for every
+ *   duplicate this process receives;
  * - PGlite has one connection: while a guarded transaction holds it, a duplicate's statement
  *   would wait for the whole transaction and then replay, where S10 promises 409 at once.
  *   No other process can open the same PGlite, so this is all of its duplicates.
  */
-import type { RecordKey, StoredRecord } from '../store/seam.js';
+import type { ClaimAndRunResult, ClaimRequest, RecordKey } from '../store/seam.js';
 import type { AnyPgDatabase } from './db.js';
 
-/** A record whose work runs now, by (schema-qualified table, scope, key), per database client. */
-const held = new WeakMap<object, Map<string, StoredRecord>>();
+/** The fingerprint whose work runs now, by (schema-qualified table, scope, key), per client. */
+const held = new WeakMap<object, Map<string, string>>();
+
+type InFlight = Extract<ClaimAndRunResult<never>, { status: 'in_flight' }>;
 
 export interface HeldKeys {
-  /** The record of a key whose work runs now in this process, as read now. */
-  running(record: RecordKey): StoredRecord | undefined;
-  /** Marks a key as held until `work` settles. */
-  holding<T>(record: StoredRecord, work: () => Promise<T>): Promise<T>;
+  /** The answer for a key whose work runs now in this process: 409 or 422. */
+  running(request: ClaimRequest): InFlight | undefined;
+  /** Marks the request's key as held until `work` settles. */
+  holding<T>(request: ClaimRequest, work: () => Promise<T>): Promise<T>;
 }
 
 export function heldKeys(db: AnyPgDatabase, table: string): HeldKeys {
   // Every Drizzle database over one client (pool, postgres.js instance, PGlite) shares it.
   const client = (db as { $client?: object }).$client ?? db;
-  const keys = held.get(client) ?? new Map<string, StoredRecord>();
+  const keys = held.get(client) ?? new Map<string, string>();
   held.set(client, keys);
   const id = ({ scope, key }: RecordKey) => JSON.stringify([table, scope, key]);
   return {
-    running(record) {
+    running(request) {
       if (keys.size === 0) return undefined;
-      const now = keys.get(id(record));
-      return now && { ...now, readAt: new Date() };
+      const fingerprint = keys.get(id(request));
+      if (fingerprint === undefined) return undefined;
+      // No time to go by, as for a key the database says is held: Retry-After 1.
+      return { status: 'in_flight', sameRequest: fingerprint === request.fingerprint };
     },
-    async holding(record, work) {
-      const name = id(record);
+    async holding(request, work) {
+      const name = id(request);
       // A duplicate never gets here while this entry stands: its claim finds it (409).
-      keys.set(name, record);
+      keys.set(name, request.fingerprint);
       try {
         return await work();
       } finally {

@@ -49,7 +49,7 @@ export interface MigratePostgresResult {
 const MIGRATIONS = new URL('../../drizzle/postgres/', import.meta.url);
 
 /**
- * Creates or upgrades the records table. Idempotent, and safe when several processes call it
+ * Creates the records table and its functions. Idempotent, and safe when several processes call it
  * at start at once: everything runs in one transaction under a transaction-scoped advisory
  * lock, so the others wait and then find nothing left to do.
  */
@@ -128,30 +128,25 @@ function driverReason(error: unknown): string {
 }
 
 /**
- * The shipped migrations that create the store's server-side functions, in order: the later
- * one replaces what it redefines of the earlier.
- */
-const FUNCTIONS_MIGRATIONS = ['0001_functions', '0002_one_transaction'];
-
-/**
  * The SQL that creates (or replaces) the store's server-side functions for `table` in
  * `schema` (which it does not create: drizzle-kit does, from an exported `pgSchema`), for apps
  * whose drizzle-kit owns the table: drizzle-kit knows tables, not functions, so put this in a
- * custom migration (`drizzle-kit generate --custom`; docs/migrations.md). Safe to apply again
- * (CREATE OR REPLACE); apply it again after upgrading the package when the CHANGELOG says so.
+ * custom migration (`drizzle-kit generate --custom`; docs/migrations.md). They are the shipped
+ * migration's statements that are not the table's. Safe to apply again (CREATE OR REPLACE).
  */
 export async function postgresFunctionsSql(options: MigratePostgresOptions = {}): Promise<string> {
   const { table = DEFAULT_TABLE_NAME, schema = DEFAULT_SCHEMA } = options;
   assertTableName(table);
   assertSchemaName(schema);
-  const shipped = shippedMigrations(schema, table);
-  const statements = FUNCTIONS_MIGRATIONS.flatMap((tag) => {
-    const migration = shipped.find((candidate) => candidate.tag === tag);
-    if (!migration) throw new Error(`postgresFunctionsSql: ${tag} is missing.`);
-    return migration.statements;
-  });
+  const statements = shippedMigrations(schema, table)
+    .flatMap((migration) => migration.statements)
+    .filter((statement) => CREATES_FUNCTION.test(statement));
+  if (statements.length === 0) throw new Error('postgresFunctionsSql: no function is shipped.');
   return `${statements.join(`\n${BREAKPOINT}\n`)}\n`;
 }
+
+/** A statement that creates a function, after the comment lines that introduce it. */
+const CREATES_FUNCTION = /^(?:--[^\n]*\n)*CREATE (?:OR REPLACE )?FUNCTION /;
 
 /** The shipped migrations, for `table` in `schema`. */
 function shippedMigrations(schema: string, table: string): ShippedMigration[] {

@@ -9,20 +9,13 @@
  * literals, escaped by node-postgres's own `escapeLiteral`. The work still gets a Drizzle
  * transaction (a `NodePgTransaction` over the client), as `db.transaction` would give it.
  *
- * `claimAndRun`, the one-transaction claim (what the guard uses): BEGIN with `_begin` and the
- * work's savepoint, the work, `_finish` with COMMIT; three round trips, as many as the
- * unguarded mutation in a transaction. A replay, 409 or 422 is known after the first, and the
- * empty transaction's ROLLBACK goes after the answer.
+ * `claimAndRun`: BEGIN with `_begin` and the work's savepoint, the work, `_finish` with COMMIT;
+ * three round trips, as many as the unguarded mutation in a transaction. A replay, 409 or 422
+ * is known after the first, and the empty transaction's ROLLBACK goes after the answer.
  *
- * `run` and `defer`, the lease model's transaction (for records an earlier version left in
- * flight, and for callers of the store's primitives): BEGIN with the lock, the work, the
- * fenced completion with COMMIT. The guard's fenced `complete` inside the transaction is
- * recorded here and told it held, which it must, because the lock taken at BEGIN keeps the
- * record ours until the transaction ends (SPEC S8, S11).
- *
- * Either completion must not let COMMIT happen when it wrote nothing: its statement
+ * The record must not let COMMIT happen when it was not written: its statement
  * (merged-completion.ts) then fails before COMMIT, the transaction rolls back, and the
- * caller gets `LeaseLostError`.
+ * caller gets `KeyTakenError` (SPEC S7, S8).
  *
  * The client. Drizzle's node-postgres `db.transaction` checks a client out of the pool and
  * sends BEGIN before its try/finally: when BEGIN fails (the client's connection died between
@@ -34,25 +27,20 @@
  * on a dead connection, which makes the pool drop it instead of handing it out again. It gets
  * its 'error' listener (connection-errors.ts) before BEGIN.
  */
-import type {
-  ClaimAndRunResult,
-  ClaimRequest,
-  CompletionRecord,
-  Fence,
-  WorkEnding,
-} from '../store/seam.js';
-import { LeaseLostError } from '../store/seam.js';
+import type { ClaimAndRunResult, ClaimRequest, WorkEnding } from '../store/seam.js';
+import { KeyTakenError } from '../store/seam.js';
+import { type BeginRow, beginAnswer, beginRowOf } from './begin-answer.js';
 import { absorb, isConnectionLoss, isConnectionTerminated } from './connection-errors.js';
 import type { AnyPgDatabase } from './db.js';
 import { completingStatement, wroteNothing } from './merged-completion.js';
-import { nodePgPool, type PgPool } from './pool-statements.js';
-import {
-  type BeginRow,
-  beginAnswer,
-  beginRowOf,
-  type FinishValues,
-  WORK_SAVEPOINT,
-} from './statements.js';
+import { type MergedStatements, WORK_SAVEPOINT } from './statements.js';
+
+/** The part of a pg-pool `Pool` used here. */
+interface PgPool {
+  connect(): Promise<unknown>;
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
+  totalCount: number;
+}
 
 /** The parts of a pg-pool `PoolClient` used here. */
 interface PoolClient {
@@ -79,26 +67,9 @@ interface NodePgSession {
 /** Drizzle's NodePgTransaction, loaded only once a node-postgres Pool is in use. */
 type NodePgTransaction = new (dialect: unknown, session: NodePgSession, schema: unknown) => unknown;
 
-/** The store's statements as literal SQL, for the merged queries (statements.ts). */
-export interface MergedStatements {
-  /** The lock of the fence: a row when our token still holds the record. */
-  lock(fence: Fence, literal: (value: string) => string): string;
-  /** The fenced completion, as a boolean expression. */
-  complete(fence: Fence, completion: CompletionRecord, literal: (value: string) => string): string;
-  /** The one-transaction claim: one row, its answer (`beginRowOf`). */
-  begin(request: ClaimRequest, literal: (value: string) => string): string;
-  /** The one-transaction completion, as a boolean expression. */
-  finish(values: FinishValues, literal: (value: string) => string): string;
-}
-
 export interface PoolTransactions {
   /**
-   * Runs `work` in a READ COMMITTED transaction that holds the fence's record locked for its
-   * whole life; throws `LeaseLostError` without running `work` when the claim is no longer ours.
-   */
-  run<T>(fence: Fence, work: (tx: AnyPgDatabase) => Promise<T>): Promise<T>;
-  /**
-   * The one-transaction claim (`IdempotencyStore.claimAndRun`) in three round trips, as many
+   * `IdempotencyStore.claimAndRun` in three round trips, as many
    * as the unguarded mutation: BEGIN, the claim and the work's savepoint as one query; the
    * work; the completion (after a rollback to the savepoint, for a kept error) with COMMIT.
    * A replay, 409 or 422 is answered after the first; the empty transaction's ROLLBACK goes
@@ -106,15 +77,8 @@ export interface PoolTransactions {
    */
   claimAndRun<T>(
     request: ClaimRequest,
-    token: string,
-    work: (tx: AnyPgDatabase, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+    work: (tx: AnyPgDatabase) => Promise<WorkEnding<T>>,
   ): Promise<ClaimAndRunResult<T>>;
-  /**
-   * Defers the fenced completion of `tx`'s own claim to its COMMIT. `true`: deferred (it
-   * holds, see above); `false`: that claim was completed in `tx` already (as a second fenced
-   * UPDATE would answer); `undefined`: `tx` is not one of ours or `fence` is not its claim.
-   */
-  defer(tx: unknown, fence: Fence, completion: CompletionRecord): boolean | undefined;
 }
 
 /** For a Drizzle database on a node-postgres Pool, its guarded transactions; else undefined. */
@@ -128,8 +92,6 @@ export function poolTransactions(
   if (!pool) return undefined;
   const clients: PgPool = pool;
   const session = db._.session as unknown as NodePgSession;
-  /** The transaction each open handle belongs to, and the completion it defers. */
-  const open = new WeakMap<object, { fence: Fence; completion?: CompletionRecord }>();
   // Imported when first needed: `drizzle-orm/node-postgres` imports `pg`, which a postgres.js
   // or PGlite user need not have (and here, with a node-postgres Pool, is installed).
   let transactionClass: NodePgTransaction | undefined;
@@ -161,8 +123,7 @@ export function poolTransactions(
   return {
     async claimAndRun<T>(
       request: ClaimRequest,
-      token: string,
-      work: (tx: AnyPgDatabase, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+      work: (tx: AnyPgDatabase) => Promise<WorkEnding<T>>,
     ): Promise<ClaimAndRunResult<T>> {
       const { client, literal, handle } = await checkOut();
       let lost: Error | undefined;
@@ -216,21 +177,21 @@ export function poolTransactions(
         }
         let ending: WorkEnding<T>;
         try {
-          ending = await work(tx, { takenOver: row?.status === 'taken_over' });
+          ending = await work(tx);
         } catch (error) {
           // As Drizzle's `db.transaction` does: a ROLLBACK that fails is the error that counts.
           throw (await rollBack(client)) ?? error;
         }
         const { completion } = ending;
         const finish = statements.finish(
-          { request, token, replace: row?.replace === true, completion },
+          { request, replace: row?.replace === true, completion },
           literal,
         );
         await inTransaction(
           client,
           `${completingStatement(finish, completion.outcome)}; commit`,
         ).catch((error: unknown) => {
-          if (wroteNothing(error)) throw new LeaseLostError();
+          if (wroteNothing(error)) throw new KeyTakenError();
           throw explain(error);
         });
         return { status: 'done', value: ending.value };
@@ -240,63 +201,6 @@ export function poolTransactions(
       } finally {
         if (!handedOver) client.release(lost);
       }
-    },
-
-    async run<T>(fence: Fence, work: (tx: AnyPgDatabase) => Promise<T>): Promise<T> {
-      const { client, literal, handle } = await checkOut();
-      const tx = handle();
-      const state: { fence: Fence; completion?: CompletionRecord } = { fence };
-      let lost: Error | undefined;
-      try {
-        const opened = await inTransaction(
-          client,
-          `begin isolation level read committed; ${statements.lock(fence, literal)}`,
-        );
-        const locked = Array.isArray(opened) ? opened[1] : undefined;
-        if (!locked?.rows.length) {
-          await rollBack(client);
-          throw locked
-            ? new LeaseLostError()
-            : new Error(
-                'mutation-guard/postgres: BEGIN and the lock did not answer as two statements.',
-              );
-        }
-        open.set(tx, state);
-        let value: T;
-        try {
-          value = await work(tx);
-        } catch (error) {
-          // As Drizzle's `db.transaction` does: a ROLLBACK that fails (the connection went,
-          // under the work's statement or since) is the error that counts, a store failure
-          // (S15), not the work's own.
-          throw (await rollBack(client)) ?? error;
-        }
-        const { completion } = state;
-        await inTransaction(
-          client,
-          completion
-            ? `${completingStatement(statements.complete(fence, completion, literal))}; commit`
-            : 'commit',
-        ).catch((error: unknown) => {
-          if (completion && wroteNothing(error)) throw new LeaseLostError();
-          throw error;
-        });
-        return value;
-      } catch (error) {
-        lost = lostConnection(error);
-        throw error;
-      } finally {
-        open.delete(tx);
-        client.release(lost);
-      }
-    },
-
-    defer(tx: unknown, fence: Fence, completion: CompletionRecord): boolean | undefined {
-      const state = typeof tx === 'object' && tx !== null ? open.get(tx) : undefined;
-      if (!state || !sameFence(state.fence, fence)) return undefined;
-      if (state.completion) return false;
-      state.completion = completion;
-      return true;
     },
   };
 }
@@ -335,6 +239,18 @@ function lostConnection(error: unknown): Error | undefined {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-function sameFence(a: Fence, b: Fence): boolean {
-  return a.token === b.token && a.scope === b.scope && a.key === b.key;
+/** The node-postgres Pool under a Drizzle database, or undefined for any other client. */
+function nodePgPool(db: AnyPgDatabase): PgPool | undefined {
+  const client = (db._.session as unknown as { client?: unknown }).client;
+  return isPool(client) ? client : undefined;
+}
+
+function isPool(client: unknown): client is PgPool {
+  return (
+    typeof client === 'object' &&
+    client !== null &&
+    typeof (client as PgPool).connect === 'function' &&
+    typeof (client as PgPool).query === 'function' &&
+    'totalCount' in client
+  );
 }

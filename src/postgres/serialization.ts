@@ -1,15 +1,14 @@
 /**
  * The store's own autocommit statements under a strict server default (SPEC S24).
  *
- * The claim, takeover, read, release, purge and out-of-transaction completion each run as a
- * statement of its own, in an implicit transaction at the server's
- * `default_transaction_isolation`. Under SERIALIZABLE or REPEATABLE READ, a claim whose
- * `ON CONFLICT` meets a row its snapshot cannot see (a concurrent duplicate's claim) fails
- * with SQLSTATE 40001, which would reach the caller as 503. Wrapping each in a READ
- * COMMITTED transaction would cost a BEGIN and a COMMIT round trip per statement; instead
- * such a failure is retried: the statement's transaction was rolled back, so nothing of it
- * happened, and a new attempt takes a new snapshot that sees the committed row. Bounded,
- * with a short random pause so that colliding duplicates spread out.
+ * `read` and `purge` each run as a statement of its own, in an implicit transaction at the
+ * server's `default_transaction_isolation`. Under SERIALIZABLE or REPEATABLE READ, a purge
+ * whose DELETE meets a row that a concurrent transaction changed after its snapshot (a claim
+ * replacing an expired record) fails with SQLSTATE 40001, which would reach the caller as an
+ * error. Wrapping each in a READ COMMITTED transaction would cost a BEGIN and a COMMIT round
+ * trip per statement; instead such a failure is retried: the statement's transaction was
+ * rolled back, so nothing of it happened, and a new attempt takes a new snapshot. Bounded,
+ * with a short random pause so that colliding statements spread out.
  */
 import { hasCode } from './error-chain.js';
 

@@ -1,29 +1,20 @@
 /**
  * The Postgres store (SPEC S24): many processes, one database, READ COMMITTED.
  *
- * A guarded call goes through `claimAndRun`, the one-transaction claim (S11's second model),
- * by the server-side functions of the migration drizzle/postgres/0002_one_transaction.sql
- * (statements.ts says why functions):
- * - one transaction: `<table>_begin` (the key's advisory lock, a hint, and the record's read),
- *   a savepoint, the work, `<table>_finish` (the record inserted once, complete, with its
- *   result), COMMIT. A replay, 409 or 422 is the first statement's answer, and the
- *   transaction ends with nothing written.
+ * A guarded call is one transaction, by the two server-side functions of the migration
+ * drizzle/postgres/0000_init.sql (statements.ts says why functions):
+ * - `<table>_begin` (the key's advisory lock, a hint, and the record's read), a savepoint, the
+ *   work, `<table>_finish` (the record inserted once, complete, with its result), COMMIT. A
+ *   replay, 409 or 422 is the first statement's answer, and the transaction ends with nothing
+ *   written.
  * - the key is held while the transaction lives: the server drops the lock at its end, or
  *   when its connection dies (a crash frees the key at once). Within this process the key
  *   stays held until the work is over, even when the connection went first (held-keys.ts).
  * - the primary key decides (S7, S8): should a row have been committed for the key meanwhile,
- *   `_finish` matches nothing, the transaction rolls back and the caller gets LeaseLostError.
- * - on a node-postgres Pool the claim rides with BEGIN and the completion with COMMIT, three
+ *   `_finish` matches nothing, the transaction rolls back and the caller gets KeyTakenError.
+ * - on a node-postgres Pool the claim rides with BEGIN and the record with COMMIT, three
  *   round trips in all (pool-transaction.ts); elsewhere Drizzle's `db.transaction` carries
  *   them one by one.
- *
- * The lease model's primitives (`claim`, `transaction`, `complete`, `release`, by the
- * functions of 0001_functions) stay: the guard uses them only with a store that has no
- * `claimAndRun`, and `_begin` reads the records they leave in flight (0.1.0's, or a process
- * of an earlier version's during an upgrade) by their lease rules. Their claim commits on its
- * own, asynchronously (statements.ts, `claim`), and takes over an expired lease with one
- * compare-and-set selected `FOR UPDATE SKIP LOCKED`; their transaction locks the record `FOR
- * UPDATE` (`<table>_lock`) for its life.
  *
  * Every time is the database's clock (`clock_timestamp()`), never the app server's (S11); every
  * statement's SQL is built once per store (statements.ts); the transaction never settles before
@@ -33,35 +24,39 @@
  *
  * Isolation: our transactions always run READ COMMITTED, whatever the server's
  * `default_transaction_isolation`, so a stricter default cannot make our own statements fail
- * with a serialization error (SQLSTATE 40001); our statements outside a transaction retry
- * one instead (serialization.ts). The user's writes run in that same READ COMMITTED
- * transaction; should they still hit a serialization failure or deadlock, it propagates as
- * their error (nothing is written, and a retry runs afresh).
+ * with a serialization error (SQLSTATE 40001); our statements outside a transaction (read,
+ * purge) retry one instead (serialization.ts). The user's writes run in that same READ
+ * COMMITTED transaction; should they still hit a serialization failure or deadlock, it
+ * propagates as their error (nothing is written, and a retry runs afresh).
  *
  * Drizzle wraps driver errors (the driver's error, with its SQLSTATE `code`, is on `cause`);
  * we let them propagate: the guard turns store failures into 503 (S15). On a node-postgres
- * Pool the store's own statements skip Drizzle and reach the caller as the driver's error
- * itself (pool-statements.ts, pool-transaction.ts); every code is read along the cause chain.
+ * Pool a guarded transaction's own statements skip Drizzle and reach the caller as the
+ * driver's error itself (pool-transaction.ts); every code is read along the cause chain.
  */
-import { randomUUID } from 'node:crypto';
-import { is, type Query } from 'drizzle-orm';
-import { type PgSession, PgTransaction } from 'drizzle-orm/pg-core';
+import type { Query } from 'drizzle-orm';
+import type { PgSession } from 'drizzle-orm/pg-core';
 import { assertPurgeOptions } from '../store/purge-options.js';
 import { toStoredRecord } from '../store/records.js';
 import {
   type ClaimAndRunResult,
   type ClaimRequest,
-  type ClaimResult,
-  type CompletionRecord,
-  type Fence,
   type IdempotencyStore,
-  LeaseLostError,
+  KeyTakenError,
   type PurgeOptions,
   type RecordKey,
   type StoredRecord,
   type StoreExtras,
   type WorkEnding,
 } from '../store/seam.js';
+import {
+  BEGIN_ANSWER,
+  type BeginCall,
+  type BeginRow,
+  beginAnswer,
+  beginRowOf,
+  type PgRecordRow,
+} from './begin-answer.js';
 import { absorbConnectionErrors, absorbPoolConnectionErrors } from './connection-errors.js';
 import { type AnyPgDatabase, driverOf, type PgTransactionOf, rowsOf } from './db.js';
 import { driverErrorOf } from './error-chain.js';
@@ -70,23 +65,14 @@ import { heldKeys } from './held-keys.js';
 import { quoteLiteral } from './literal.js';
 import { completingStatement, wroteNothing } from './merged-completion.js';
 import { answerOf, nestingOn, SavepointAnswer } from './nesting.js';
-import { nodePgPool, type PoolStatement, poolStatement } from './pool-statements.js';
 import { poolTransactions } from './pool-transaction.js';
 import { assertSchemaName, qualifiedName } from './schema-name.js';
 import { retryingSerializationFailures } from './serialization.js';
-import { isSingleConnection } from './single-connection.js';
 import {
-  BEGIN_ANSWER,
-  type BeginCall,
-  type BeginRow,
-  beginAnswer,
-  beginRowOf,
   buildStatements,
-  type ClaimRow,
   type FinishValues,
   finishValues,
   mergedStatements,
-  type PgRecordRow,
   WORK_SAVEPOINT,
 } from './statements.js';
 import {
@@ -113,13 +99,10 @@ export interface PostgresStoreOptions {
   schema?: string;
 }
 
-/** What the completing and releasing functions return: whether our token still held the record. */
+/** What the record's function returns: whether it wrote the record. */
 interface Done {
   done: boolean;
 }
-
-/** A claim that lost every race in a row (a record deleted between our statements). */
-const CLAIM_ATTEMPTS = 5;
 
 /**
  * Creates the Postgres store for a Drizzle database on node-postgres, postgres.js or PGlite.
@@ -131,12 +114,9 @@ export function postgresStore<Db extends AnyPgDatabase>(
 ): IdempotencyStore<PgTransactionOf<Db>> & StoreExtras {
   type Tx = PgTransactionOf<Db>;
   const t = recordsTable(options);
-  // A claim of its own commits asynchronously (statements.ts, `claim`, says why); not when
-  // `db` is itself a transaction, whose commit (the app's writes with it) it would weaken.
-  const statements = buildStatements(t, { asyncClaim: !is(db, PgTransaction) });
+  const statements = buildStatements(t);
   absorbPoolConnectionErrors(db);
   const { schema, name: tableName } = placeOf(t);
-  const single = isSingleConnection(db);
   /** The guarded work a call is made from, if any: it joins that transaction (nesting.ts). */
   const nesting = nestingOn(db);
   /**
@@ -154,8 +134,8 @@ export function postgresStore<Db extends AnyPgDatabase>(
    */
   const isolationInside = driverOf(db) === 'postgres.js';
   /**
-   * On a node-postgres Pool, guarded transactions that merge the lock into BEGIN and the
-   * completion into COMMIT, and always give their client back (pool-transaction.ts); on any
+   * On a node-postgres Pool, guarded transactions that merge the claim into BEGIN and the
+   * record into COMMIT, and always give their client back (pool-transaction.ts); on any
    * other database, `db.transaction`.
    */
   const merged = mergedStatements(t);
@@ -174,8 +154,6 @@ export function postgresStore<Db extends AnyPgDatabase>(
       : isolationInside
         ? (callback) => begin(callback)
         : (callback) => begin(callback, { isolationLevel: 'read committed' });
-  // A claim joined to an outer transaction must not weaken that transaction's commit.
-  const joinedClaim = buildStatements(t, { asyncClaim: false }).claim;
 
   /**
    * Statements on `db` itself are prepared (client-side: SQL and parameter order) once; those
@@ -184,34 +162,23 @@ export function postgresStore<Db extends AnyPgDatabase>(
   type Prepared = ReturnType<PgSession['prepareQuery']>;
   const prepare = (handle: AnyPgDatabase, query: Query): Prepared =>
     (handle._.session as PgSession).prepareQuery(query, undefined, undefined, false);
-  /** On a node-postgres Pool, straight to the pool (pool-statements.ts says why). */
-  const pool = nodePgPool(db);
-  const onDbStatement = (query: Query): PoolStatement => {
-    if (pool) return poolStatement(db, pool, query);
-    const prepared = prepare(db, query);
-    return <Row>(values: Record<string, unknown>) => rowsFrom<Row>(prepared, values);
-  };
   const onDb = {
-    claim: onDbStatement(statements.claim),
-    read: onDbStatement(statements.read),
-    complete: onDbStatement(statements.complete),
-    release: onDbStatement(statements.release),
-    purge: onDbStatement(statements.purge),
+    read: prepare(db, statements.read),
+    purge: prepare(db, statements.purge),
   };
   type Statement = keyof typeof onDb;
 
   /**
    * Runs one of the store's own statements: on its own (autocommit, retried on a
    * serialization failure), or, for a call nested in guarded work, inside the outer
-   * transaction (where a retry could not help, and the claim commits synchronously).
+   * transaction (where a retry could not help).
    */
   async function run<Row>(name: Statement, values: Record<string, unknown>): Promise<Row[]> {
     const outer = nesting.outer();
     if (outer) {
-      const query = name === 'claim' ? joinedClaim : statements[name];
-      return outer.queue(() => execute<Row>(prepare(outer.tx, query), values));
+      return outer.queue(() => execute<Row>(prepare(outer.tx, statements[name]), values));
     }
-    return retryingSerializationFailures(() => explained(onDb[name]<Row>(values)));
+    return retryingSerializationFailures(() => execute<Row>(onDb[name], values));
   }
 
   /** Runs a prepared statement of a transaction (or of the outer one). */
@@ -232,7 +199,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
     }
   }
 
-  /** The one-transaction claim and the work's savepoint, as statements of their own. */
+  /** The claim and the work's savepoint, as statements of their own. */
   async function opened(tx: AnyPgDatabase, request: ClaimRequest): Promise<BeginRow | undefined> {
     const [rows] = await Promise.all([
       execute<BeginCall>(prepare(tx, statements.begin), {
@@ -245,7 +212,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
     return beginRowOf(rows[0]);
   }
 
-  /** The completion (after a rollback to the savepoint, for a kept error): whether it was written. */
+  /** The record (after a rollback to the savepoint, for a kept error): whether it was written. */
   async function finished(tx: AnyPgDatabase, finish: Finish): Promise<boolean> {
     const { completion } = finish.ending;
     if (completion.outcome === 'rolled_back') {
@@ -291,7 +258,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
       await simple(tx, completing);
       return true;
     } catch (error) {
-      // A completion that wrote nothing (merged-completion.ts): nothing of ours may commit.
+      // A record that was not written (merged-completion.ts): nothing of ours may commit.
       if (wroteNothing(error)) return false;
       throw error;
     }
@@ -316,8 +283,8 @@ export function postgresStore<Db extends AnyPgDatabase>(
   }
 
   /**
-   * The one-transaction claim through Drizzle, in `begin`'s transaction: `_begin` and the
-   * work's savepoint, the work, `_finish`. Top-level off a node-postgres Pool (which merges
+   * The claim through Drizzle, in `begin`'s transaction: `_begin` and the work's savepoint,
+   * the work, `_finish`. Top-level off a node-postgres Pool (which merges
    * them into its own round trips, pool-transaction.ts); nested in guarded work on every
    * driver, where `begin` is a savepoint of the outer transaction and a replay, 409 or 422
    * rolls that savepoint back (`answerOf`).
@@ -326,8 +293,7 @@ export function postgresStore<Db extends AnyPgDatabase>(
     begin: Begin,
     nested: boolean,
     request: ClaimRequest,
-    token: string,
-    work: (tx: Tx, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+    work: (tx: Tx) => Promise<WorkEnding<T>>,
   ): Promise<ClaimAndRunResult<T>> {
     return runTransaction(begin, async (tx): Promise<ClaimAndRunResult<T>> => {
       absorbConnectionErrors(tx);
@@ -338,16 +304,13 @@ export function postgresStore<Db extends AnyPgDatabase>(
       const answer = beginAnswer(request, row);
       if (answer && nested) throw new SavepointAnswer(answer);
       if (answer) return answer;
-      const claim = { takenOver: row?.status === 'taken_over' };
-      const ending = await held.holding(inFlight(request), () =>
-        nesting.inside(tx, () => work(tx as Tx, claim)),
-      );
-      const finish = { request, token, replace: row?.replace === true, ending };
+      const ending = await held.holding(request, () => nesting.inside(tx, () => work(tx as Tx)));
+      const finish = { request, replace: row?.replace === true, ending };
       const written = isolationInside
         ? await finishedOnPostgresJs(tx, finish)
         : await finished(tx, finish);
       // A record was committed for the key meanwhile: nothing of ours may commit (S8).
-      if (!written) throw new LeaseLostError();
+      if (!written) throw new KeyTakenError();
       return { status: 'done', value: ending.value };
     });
   }
@@ -355,117 +318,29 @@ export function postgresStore<Db extends AnyPgDatabase>(
   return {
     dialect: 'postgres',
 
-    async claim(request: ClaimRequest): Promise<ClaimResult> {
-      const running = single && held.running(request);
-      if (running) return { status: 'exists', record: running };
-      for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-        const token = randomUUID();
-        const [row] = await run<ClaimRow>('claim', claimValues(request, token));
-        switch (row?.status) {
-          case 'claimed':
-            return { status: 'claimed', token, takenOver: false };
-          case 'taken_over':
-            return { status: 'claimed', token, takenOver: true };
-          case 'exists': {
-            const record = row as PgRecordRow;
-            return { status: 'exists', record: toStoredRecord(request, record, record.read_ms) };
-          }
-          case 'replacing':
-            // S14: past its expiry, yet a concurrent takeover (or a purge) holds it right now.
-            // It is never replayed: look again, and if it is still being replaced, it is in
-            // flight for someone whose fingerprint we cannot know yet (409, never 422).
-            if (attempt === CLAIM_ATTEMPTS - 1) {
-              const record = await read(request);
-              if (record && record.expiresAt > record.readAt) return { status: 'exists', record };
-              if (record) {
-                return { status: 'exists', record: beingReplaced(record, request.fingerprint) };
-              }
-            }
-            continue;
-          case 'again':
-            // The conflicting record was deleted between the function's statements, or (under
-            // a stricter isolation default) committed after its snapshot: look again.
-            continue;
-          default:
-            throw new Error(
-              `mutation-guard/postgres: unexpected answer from the claim function: ${JSON.stringify(row?.status)}.`,
-            );
-        }
-      }
-      throw new Error(
-        `mutation-guard/postgres: could not claim or read the record after ${CLAIM_ATTEMPTS} attempts.`,
-      );
-    },
-
     read,
 
     claimAndRun<T>(
       request: ClaimRequest,
-      work: (tx: Tx, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+      work: (tx: Tx) => Promise<WorkEnding<T>>,
     ): Promise<ClaimAndRunResult<T>> {
       const running = held.running(request);
-      if (running) return Promise.resolve({ status: 'exists', record: running });
-      const token = randomUUID();
+      if (running) return Promise.resolve(running);
       const outer = nesting.outer();
       if (outer) {
         // Nested in guarded work: a savepoint of its transaction, after the calls before it.
         return outer.queue(() =>
-          oneTransaction(transactionOf(outer.tx), true, request, token, work).catch(
+          oneTransaction(transactionOf(outer.tx), true, request, work).catch(
             answerOf<ClaimAndRunResult<T>>,
           ),
         );
       }
       if (pooled) {
-        return pooled.claimAndRun(request, token, (tx, claim) =>
-          held.holding(inFlight(request), () => nesting.inside(tx, () => work(tx as Tx, claim))),
+        return pooled.claimAndRun(request, (tx) =>
+          held.holding(request, () => nesting.inside(tx, () => work(tx as Tx))),
         );
       }
-      return oneTransaction(transactionOf(undefined), false, request, token, work);
-    },
-
-    transaction<T>(fence: Fence, work: (tx: Tx) => Promise<T>): Promise<T> {
-      const outer = nesting.outer();
-      if (pooled && !outer) {
-        return runTransaction(
-          (callback) => pooled.run(fence, callback),
-          (tx) => nesting.inside(tx, () => work(tx as Tx)),
-        );
-      }
-      const locked = (joined: AnyPgDatabase | undefined) =>
-        runTransaction(transactionOf(joined), async (tx) => {
-          absorbConnectionErrors(tx);
-          if (isolationInside && !outer) await execute(prepare(tx, statements.readCommitted), {});
-          // Holding this row lock until commit is what keeps a takeover out while we run (S11).
-          const [row] = await execute<PgRecordRow>(
-            prepare(tx, statements.lock),
-            fenceValues(fence),
-          );
-          if (!row) throw new LeaseLostError();
-          const inside = () => nesting.inside(tx, () => work(tx as Tx));
-          if (!single) return inside();
-          return held.holding(toStoredRecord(fence, row, row.read_ms), inside);
-        });
-      return outer ? outer.queue(() => locked(outer.tx)) : locked(undefined);
-    },
-
-    async complete(fence: Fence, completion: CompletionRecord, tx?: Tx): Promise<boolean> {
-      // Inside a pooled transaction, its own completion goes with its COMMIT.
-      const deferred = tx === undefined ? undefined : pooled?.defer(tx, fence, completion);
-      if (deferred !== undefined) return deferred;
-      const values = {
-        ...fenceValues(fence),
-        outcome: completion.outcome,
-        result: completion.result,
-        retentionMs: completion.retentionMs,
-      };
-      const rows = tx
-        ? await execute<Done>(prepare(tx as AnyPgDatabase, statements.complete), values)
-        : await run<Done>('complete', values);
-      return rows[0]?.done === true;
-    },
-
-    async release(fence: Fence): Promise<boolean> {
-      return (await run<Done>('release', fenceValues(fence)))[0]?.done === true;
+      return oneTransaction(transactionOf(undefined), false, request, work);
     },
 
     async purge(options: PurgeOptions): Promise<number> {
@@ -505,23 +380,7 @@ function recordsTable({ table, schema }: PostgresStoreOptions): PgIdempotencyTab
   return table;
 }
 
-/**
- * An expired record that a concurrent claim is replacing right now, as the guard must see
- * it: in flight, nothing to replay, and (since the new owner's fingerprint is unknown) the
- * caller's own fingerprint, so that it is told to retry (409) rather than 422.
- */
-function beingReplaced(record: StoredRecord, fingerprint: string): StoredRecord {
-  return {
-    ...record,
-    fingerprint,
-    state: 'in_flight',
-    outcome: null,
-    result: null,
-    leaseExpiresAt: record.readAt,
-  };
-}
-
-/** What the one-transaction completion writes, and the work's answer it writes. */
+/** What the record's statement writes, and the work's answer it writes. */
 interface Finish extends Omit<FinishValues, 'completion'> {
   ending: WorkEnding<unknown>;
 }
@@ -533,41 +392,4 @@ function simpleQuery(text: string): Query {
 
 function isBeginCall(row: unknown): row is BeginCall {
   return typeof row === 'object' && row !== null && BEGIN_ANSWER in row;
-}
-
-/**
- * A key whose one-transaction claim runs now, as PGlite's duplicates in this process see it:
- * in flight for this request (409; 422 for another fingerprint), for about a second.
- */
-function inFlight(request: ClaimRequest): StoredRecord {
-  const now = Date.now();
-  return {
-    scope: request.scope,
-    key: request.key,
-    fingerprint: request.fingerprint,
-    operation: request.operation,
-    state: 'in_flight',
-    outcome: null,
-    result: null,
-    leaseExpiresAt: new Date(now + 1000),
-    expiresAt: new Date(now + request.retentionMs),
-    createdAt: new Date(now),
-    readAt: new Date(now),
-  };
-}
-
-function claimValues(request: ClaimRequest, token: string): Record<string, unknown> {
-  return {
-    scope: request.scope,
-    key: request.key,
-    fingerprint: request.fingerprint,
-    operation: request.operation,
-    token,
-    leaseMs: request.leaseMs,
-    expiresMs: request.leaseMs + request.retentionMs,
-  };
-}
-
-function fenceValues(fence: Fence): Record<string, unknown> {
-  return { scope: fence.scope, key: fence.key, token: fence.token };
 }

@@ -2,6 +2,7 @@
  * The Postgres table of idempotency records (SPEC S22). Exported so that users can re-export
  * it from their own Drizzle schema and let drizzle-kit generate the migration; the package
  * also ships the generated migration (drizzle/postgres) and `migratePostgres` to apply it.
+ * A row is a complete record: a key in flight has none, only its transaction's lock (S11).
  *
  * drizzle-kit loads this file directly (drizzle.config.ts) to generate drizzle/postgres: keep
  * its imports to drizzle-orm, ../store/table-name.ts and ./schema-name.ts, which import nothing.
@@ -48,21 +49,17 @@ export function pgIdempotencyTable(
       key: text('key').notNull(),
       fingerprint: text('fingerprint').notNull(),
       operation: text('operation').notNull(),
-      state: text('state', { enum: ['in_flight', 'complete'] }).notNull(),
-      /** The random lease token that fences complete/release (S8). */
-      token: text('token'),
-      outcome: text('outcome', { enum: ['committed', 'rolled_back'] }),
-      /** The serialized result, set when complete. */
-      result: text('result'),
-      leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, mode: 'date' }),
+      outcome: text('outcome', { enum: ['committed', 'rolled_back'] }).notNull(),
+      /** The serialized result. */
+      result: text('result').notNull(),
       expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
       createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' })
         .notNull()
         .defaultNow(),
-      completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }),
+      completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }).notNull(),
     },
     (t) => [
-      // Unique on (scope, key), never key alone (S4); the claim's ON CONFLICT targets it (S7).
+      // Unique on (scope, key), never key alone (S4); the record's ON CONFLICT targets it (S7).
       primaryKey({ name: `${name}_scope_key_pk`, columns: [t.scope, t.key] }),
       // purge() scans by expiry (S14).
       index(`${name}_expires_at_idx`).on(t.expiresAt),

@@ -7,7 +7,7 @@
  * guarded work, still runs (3: a race with the connection's `onclose`; 4: index.js
  * `transaction()` rejects on `lease.closed`). Settling then would let the guard answer 503
  * and free the key while the work goes on: a retry would run alongside it. And on
- * postgres.js 3 whatever the work (or the guard's completing UPDATE, or postgres.js itself
+ * postgres.js 3 whatever the work (or the store's record (`_finish`), or postgres.js itself
  * with its COMMIT or ROLLBACK) sends later goes to a connection whose socket is gone, and
  * postgres.js throws a TypeError from a timer, which kills the process. postgres.js 4
  * rejects such statements with the close error and sends no ROLLBACK or COMMIT on a closed

@@ -6,9 +6,9 @@
  * commit or roll back with A. So every store operation queues on one lock per connection,
  * and a guarded transaction holds it until COMMIT/ROLLBACK, awaits of its work included.
  *
- * Code running inside that transaction (the guard's fenced `complete`, or a guarded call
- * nested in the work) must not queue behind the transaction it is part of, or it would wait
- * for itself forever. An AsyncLocalStorage frame marks it: such operations queue on the
+ * Code running inside that transaction (a guarded call nested in the work, a purge or read
+ * the work makes) must not queue behind the transaction it is part of, or it would wait for
+ * itself forever. An AsyncLocalStorage frame marks it: such operations queue on the
  * frame's own lock instead, and a nested transaction becomes a SAVEPOINT level.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -50,20 +50,9 @@ let openFrames = 0;
 
 export class ConnectionLock {
   readonly #root: Frame = { mutex: new Mutex(), parent: undefined, depth: 0, open: true };
-  /** The open outermost transaction, if any. */
-  #outermost: Frame | undefined;
-
-  /**
-   * Runs one operation alone on the connection. `joinOpenTransaction` is for a caller that
-   * passed the transaction handle (a fenced `complete`) but whose async context was lost
-   * through some userland queue: it runs inside the open transaction instead of deadlocking.
-   */
-  run<T>(task: () => T, options: { joinOpenTransaction?: boolean } = {}): Promise<T> {
-    let frame = this.#current();
-    if (frame === this.#root && options.joinOpenTransaction && this.#outermost?.open) {
-      frame = this.#outermost;
-    }
-    return frame.mutex.run(task);
+  /** Runs one operation alone on the connection (at the caller's transaction level). */
+  run<T>(task: () => T): Promise<T> {
+    return this.#current().mutex.run(task);
   }
 
   /** True when an operation run now would wait behind another (a transaction, say). */
@@ -79,7 +68,6 @@ export class ConnectionLock {
     const parent = this.#current();
     return parent.mutex.run(async () => {
       const frame: Frame = { mutex: new Mutex(), parent, depth: parent.depth + 1, open: true };
-      if (parent === this.#root) this.#outermost = frame;
       openFrames++;
       try {
         return await body({
@@ -88,7 +76,6 @@ export class ConnectionLock {
         });
       } finally {
         frame.open = false;
-        if (this.#outermost === frame) this.#outermost = undefined;
         // No frame is open anywhere: whatever still holds a stale one would walk up to a
         // root anyway (`#current`), which is what a disabled storage answers.
         if (--openFrames === 0) frames.disable();

@@ -1,33 +1,29 @@
 /**
- * S11's second liveness model on SQLite (`claimAndRun`): the claim, the work and the record
- * in one transaction. BEGIN IMMEDIATE takes the database's write lock, so while the
- * transaction is open no other connection (another process sharing the file) can write, and
- * the connection lock (lock.ts) keeps this process's other store operations out. The row is
- * read and judged under that lock, the work runs, and the record is written once, complete,
- * just before COMMIT.
+ * How the SQLite store holds a key (SPEC S7, S8, S11): the claim, the work and the record in
+ * one transaction. BEGIN IMMEDIATE takes the database's write lock, so while the transaction
+ * is open no other connection (another process sharing the file) can write, and the
+ * connection lock (lock.ts) keeps this process's other store operations out. The row is read
+ * and judged under that lock, the work runs, and the record is written once, complete, just
+ * before COMMIT.
  *
- * Against the lease model this saves a commit per fresh call (the claim's), and a crash frees
- * the key at once: the kernel drops a dead process's file locks as it exits, and the WAL
- * frames it wrote without a commit are never read, so there is no in-flight row to wait out.
+ * A crash frees the key at once: the kernel drops a dead process's file locks as it exits, and
+ * the WAL frames it wrote without a commit are never read, so there is no row to wait out.
  *
  * Duplicates in this process are answered from the ledger (ledger.ts) without queuing: the key
  * is held there, in flight, for the transaction's life. A duplicate from another process
  * waits for the write lock (the busy timeout) like any of its writes, then replays or claims.
  */
-import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { toStoredRecord } from '../store/records.js';
 import {
   type ClaimAndRunResult,
   type ClaimRequest,
-  LeaseLostError,
+  KeyTakenError,
   type WorkEnding,
 } from '../store/seam.js';
-import type { ConnectionLedger } from './ledger.js';
+import type { ConnectionLedger, HeldKey } from './ledger.js';
 import type { ConnectionLock } from './lock.js';
-import { verdictOn } from './row-verdict.js';
 import type { Statements } from './statements.js';
-import { undo } from './undo.js';
 
 export interface OneTransactionParts<Tx> {
   client: Database;
@@ -39,7 +35,7 @@ export interface OneTransactionParts<Tx> {
   statements: () => Statements;
   /** Milliseconds since the epoch, whole. */
   now: () => number;
-  /** A committed record that answers the claim without queuing (S9, S10), if there is one. */
+  /** What answers the claim without queuing (S9, S10), if anything does. */
   standing: (request: ClaimRequest) => ClaimAndRunResult<never> | undefined;
 }
 
@@ -49,7 +45,7 @@ export function oneTransactionClaim<Tx>(parts: OneTransactionParts<Tx>) {
 
   return function claimAndRun<T>(
     request: ClaimRequest,
-    work: (tx: Tx, claim: { takenOver: boolean }) => Promise<WorkEnding<T>>,
+    work: (tx: Tx) => Promise<WorkEnding<T>>,
   ): Promise<ClaimAndRunResult<T>> {
     // A replay, or a duplicate of work running here, never queues behind a transaction.
     const answered = parts.standing(request);
@@ -62,31 +58,22 @@ export function oneTransactionClaim<Tx>(parts: OneTransactionParts<Tx>) {
       const work_ = level ? `mutation_guard_work_${depth}` : undefined;
       if (level) client.exec(`SAVEPOINT ${level}`);
       else s.begin.run();
-      const token = randomUUID();
-      let holding = false;
+      let held: HeldKey | undefined;
       try {
         const at = now();
         const { scope, key, fingerprint, operation } = request;
         const row = s.select.get(scope, key);
-        const verdict = row ? verdictOn(row, fingerprint, at) : undefined;
-        if (row && verdict === 'stands') {
+        // S14: a record past its expiry counts as absent, and this transaction replaces it.
+        if (row && row.expires_ms > at) {
           undo(client, level);
           return { status: 'exists', record: toStoredRecord(request, row, at) };
         }
         // In flight, in this process only: no row is written until the work is done.
-        ledger.hold(tableName, request, {
-          token,
-          fingerprint,
-          operation,
-          leaseExpiresAt: at + request.leaseMs,
-          expiresAt: at + request.leaseMs + request.retentionMs,
-          createdAt: at,
-          running: true,
-        });
-        holding = true;
+        held = { fingerprint, claimedAt: at };
+        ledger.hold(tableName, request, held);
         if (work_) client.exec(`SAVEPOINT ${work_}`);
         else s.workBegin.run();
-        const ending = await enter(() => work(tx, { takenOver: verdict === 'take-over' }));
+        const ending = await enter(() => work(tx));
 
         // From here to COMMIT is synchronous: nothing else of this process runs in between.
         const { completion } = ending;
@@ -103,34 +90,47 @@ export function oneTransactionClaim<Tx>(parts: OneTransactionParts<Tx>) {
           key,
           fingerprint,
           operation,
-          token,
           completion.outcome,
           completion.result,
           done + completion.retentionMs,
           at,
           done,
-          verdict === undefined ? 0 : 1,
+          row ? 1 : 0,
         ).changes;
         // A row appeared that the claim did not see: the write lock should make this
         // impossible, but the primary key decides, and nothing of ours may commit (S8).
-        if (written !== 1) throw new LeaseLostError();
+        if (written !== 1) throw new KeyTakenError();
         ledger.wrote(tableName, request, level !== undefined);
-        commit(client, s, level);
+        if (level) client.exec(`RELEASE ${level}`);
+        else s.commit.run();
         return { status: 'done', value: ending.value };
       } catch (error) {
         undo(client, level);
         throw error;
       } finally {
         // In the same synchronous step as COMMIT or ROLLBACK: from here the table answers.
-        if (holding) ledger.drop(tableName, request, token);
+        if (held) ledger.drop(tableName, request, held);
         if (!level) ledger.transactionEnded();
       }
     });
   };
 }
 
-/** Ends the level: COMMIT, or RELEASE for a savepoint. */
-function commit(client: Database, s: Statements, level: string | undefined): void {
-  if (level) client.exec(`RELEASE ${level}`);
-  else s.commit.run();
+/**
+ * Rolls the transaction (or the savepoint `level`) back after a failure. The work's error is
+ * what the caller needs, so a failing rollback (SQLite may already have rolled back on its
+ * own) must not replace it.
+ */
+function undo(client: Database, level: string | undefined): void {
+  if (!client.inTransaction) return;
+  try {
+    if (level) {
+      client.exec(`ROLLBACK TO ${level}`);
+      client.exec(`RELEASE ${level}`);
+    } else {
+      client.exec('ROLLBACK');
+    }
+  } catch {
+    // Nothing better to do: the original error is rethrown by the caller.
+  }
 }

@@ -1,8 +1,9 @@
 /**
  * The idempotency table for SQLite (SPEC S22). Users may re-export it from their own Drizzle
- * schema and let drizzle-kit generate the migration, or apply the shipped migrations with
- * `migrateSqlite`. Times are integers in milliseconds since the epoch (Drizzle maps them to
- * `Date`), so that comparisons and the purge index work on plain integers.
+ * schema and let drizzle-kit generate the migration, or apply the shipped migration with
+ * `migrateSqlite`. A row is a complete record: a key in flight has none (S11). Times are
+ * integers in milliseconds since the epoch (Drizzle maps them to `Date`), so that comparisons
+ * and the purge index work on plain integers.
  *
  * drizzle-kit loads this file directly (drizzle.sqlite.config.ts) to generate drizzle/sqlite:
  * keep its imports to drizzle-orm and ../store/table-name.ts, which imports nothing.
@@ -25,26 +26,19 @@ export function sqliteIdempotencyTable(name: string = DEFAULT_TABLE_NAME) {
       key: text('key').notNull(),
       fingerprint: text('fingerprint').notNull(),
       operation: text('operation').notNull(),
-      state: text('state', { enum: ['in_flight', 'complete'] }).notNull(),
-      // Kept after completion: it says which claim wrote the result, which helps operators.
-      token: text('token').notNull(),
-      outcome: text('outcome', { enum: ['committed', 'rolled_back'] }),
-      result: text('result'),
-      leaseExpiresAt: integer('lease_expires_at', { mode: 'timestamp_ms' }),
+      outcome: text('outcome', { enum: ['committed', 'rolled_back'] }).notNull(),
+      /** The serialized result. */
+      result: text('result').notNull(),
       expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
       createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
-      completedAt: integer('completed_at', { mode: 'timestamp_ms' }),
+      completedAt: integer('completed_at', { mode: 'timestamp_ms' }).notNull(),
     },
     (t) => [
       // S4: unique on (scope, key), never on key alone; S7's INSERT ... ON CONFLICT targets it.
       primaryKey({ columns: [t.scope, t.key] }),
       // S14: purge finds expired rows through this index.
       index(`${name}_expires_at_idx`).on(t.expiresAt),
-      check(`${name}_state_check`, sql`${t.state} in ('in_flight', 'complete')`),
-      check(
-        `${name}_outcome_check`,
-        sql`${t.outcome} is null or ${t.outcome} in ('committed', 'rolled_back')`,
-      ),
+      check(`${name}_outcome_check`, sql`${t.outcome} in ('committed', 'rolled_back')`),
     ],
   );
 }

@@ -1,10 +1,10 @@
 /**
  * mutation-guard/store: for authors of a store (another database, or a wrapper around one in
  * tests). The seam the guard calls (`IdempotencyStore`), the types it speaks in, the errors a
- * store throws when its claim was taken over or the database is not set up, and the helpers
- * the guard derives keys and fingerprints with, so that a store can read the records the
- * guard writes. Apps need none of it: `createGuard({ store: sqliteStore(db) })` with
- * `mutation-guard/sqlite` or `mutation-guard/postgres`.
+ * store throws when a record was committed for its key meanwhile or the database is not set
+ * up, and the helpers the guard derives keys and fingerprints with, so that a store can read
+ * the records the guard writes. Apps need none of it: `createGuard({ store: sqliteStore(db) })`
+ * with `mutation-guard/sqlite` or `mutation-guard/postgres`.
  */
 export { canonicalize } from '../core/fingerprint.js';
 export { hashKey } from '../core/hash.js';
@@ -13,17 +13,14 @@ export { GUARD_DEFAULTS } from '../core/options.js';
 export type {
   ClaimAndRunResult,
   ClaimRequest,
-  ClaimResult,
   CompletionRecord,
-  Fence,
   IdempotencyStore,
   PurgeOptions,
   RecordKey,
   RecordOutcome,
-  RecordState,
   StoredRecord,
   StoreExtras,
   WorkEnding,
 } from './seam.js';
-export { LeaseLostError } from './seam.js';
+export { KeyTakenError } from './seam.js';
 export { StoreSetupError } from './setup-error.js';

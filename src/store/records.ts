@@ -3,16 +3,14 @@
  * Times are epoch milliseconds on both dialects: SQLite stores them so (sqlite/table.ts), and
  * Postgres's statements convert its timestamptz columns (postgres/statements.ts).
  */
-import type { RecordKey, RecordOutcome, RecordState, StoredRecord } from './seam.js';
+import type { RecordKey, RecordOutcome, StoredRecord } from './seam.js';
 
 /** A record's columns, under the names both dialects' statements give them. */
 export interface RecordRow {
   fingerprint: string;
   operation: string;
-  state: RecordState;
-  outcome: RecordOutcome | null;
-  result: string | null;
-  lease_expires_ms: number | null;
+  outcome: RecordOutcome;
+  result: string;
   expires_ms: number;
   created_ms: number;
 }
@@ -31,10 +29,8 @@ export function toStoredRecord(
     key,
     fingerprint: row.fingerprint,
     operation: row.operation,
-    state: row.state,
     outcome: row.outcome,
     result: row.result,
-    leaseExpiresAt: row.lease_expires_ms === null ? null : new Date(row.lease_expires_ms),
     expiresAt: new Date(row.expires_ms),
     createdAt: new Date(row.created_ms),
     readAt: new Date(readAtMs),

@@ -32,8 +32,6 @@ export async function startService(dialect: 'sqlite' | 'postgres'): Promise<Serv
     databaseUrl: dialect === 'postgres' ? TEST_DATABASE_URL : undefined,
     sqlitePath: join(dir, 'payments.sqlite'),
     paymentLatencyMs: LATENCY_MS,
-    // A short lease keeps Retry-After (the lease left) short on a key in flight.
-    leaseMs: 2_000,
     retentionMs: undefined,
   };
   const db = await openDatabase(config);

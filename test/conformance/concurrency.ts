@@ -11,7 +11,7 @@ export function describeConcurrencyRules<Tx>(ctx: Conformance<Tx>): void {
   const { guardFor, call } = ctx;
 
   it('S14: concurrent retries after expiry never replay the expired result: one runs, the others are told it is in flight', async () => {
-    // Several keys at once, so that the race between the takeover and the others' reads is
+    // Several keys at once, so that the race between the replacing call and the others' reads is
     // tried many times in one go.
     const keys = Array.from({ length: 6 }, (_, i) => `expiring-${i}`);
     const guard = guardFor();
@@ -105,7 +105,7 @@ export function describeConcurrencyRules<Tx>(ctx: Conformance<Tx>): void {
     const records = await Promise.all(
       results.map((_, i) => ctx.store.read({ scope: 'acct_1', key: `key-${i}` })),
     );
-    expect(records.every((record) => record?.state === 'complete')).toBe(true);
+    expect(records.every((record) => record?.outcome === 'committed')).toBe(true);
   });
 
   it.skipIf(Boolean(ctx.target.skipMultiConnection))(

@@ -13,6 +13,7 @@ import {
   type IdempotencyStore,
   type StoreExtras,
 } from '../../src/index.js';
+import { deferred } from '../support/deferred.js';
 
 export interface ConformanceContext<Tx> {
   /** A migrated store on a table of its own. */
@@ -43,9 +44,9 @@ export interface SetupOptions {
   connections?: number;
 }
 
-/** A lease (or retention) short enough to wait out in a test, and a wait past it. */
-export const SHORT_LEASE = 150;
-export const PAST_LEASE = 400;
+/** A retention short enough to wait out in a test, and a wait past it. */
+export const SHORT_RETENTION = 150;
+export const PAST_RETENTION = 400;
 
 /**
  * What every rule file gets: the running test's context (a fresh table per test), the
@@ -59,8 +60,24 @@ export interface Conformance<Tx> extends Omit<ConformanceContext<Tx>, 'close'> {
   guardFor(overrides?: Partial<GuardOptions<Tx>>): Guard<Tx>;
   /** A guarded call of createPayment, by acct_1 with fingerprint fp-a unless told otherwise. */
   call<T>(key: string, work: (tx: Tx) => Promise<T>, fields?: CallFields): GuardCall<Tx, T>;
-  /** Claims acct_1/k1 (fingerprint fp-a) straight through the store, as another request would. */
-  claimAsAnotherRequest(leaseMs?: number): ReturnType<IdempotencyStore<Tx>['claim']>;
+  /**
+   * Holds `key` (acct_1/k1, fingerprint fp-a, unless told otherwise) as another request would:
+   * its guarded work runs and waits until `finish()`, which resolves to that call's result.
+   * A hold the test leaves open is finished before the context closes.
+   */
+  holdAsAnotherRequest(fields?: HoldFields): Promise<Hold>;
+}
+
+interface HoldFields {
+  scope?: string;
+  key?: string;
+  /** What the held call answers once finished. */
+  value?: unknown;
+}
+
+export interface Hold {
+  /** Lets the held work end; resolves to what its call answered. */
+  finish(): Promise<unknown>;
 }
 
 interface CallFields {
@@ -76,11 +93,15 @@ export function useConformance<Tx>(
 ): Conformance<Tx> {
   let current: ConformanceContext<Tx> | undefined;
   let events: GuardEvent[] = [];
+  /** Holds still open: finished before the context closes, so that teardown cannot hang. */
+  const holds = new Set<Hold>();
   beforeEach(async () => {
     current = await target.setup(options);
     events = [];
   });
   afterEach(async () => {
+    for (const hold of holds) await hold.finish().catch(() => {});
+    holds.clear();
     await current?.close();
     current = undefined;
   });
@@ -111,15 +132,32 @@ export function useConformance<Tx>(
       ...(fields.retention === undefined ? {} : { retention: fields.retention }),
       work,
     }),
-    claimAsAnotherRequest: (leaseMs = 30_000) =>
-      live().store.claim({
-        scope: 'acct_1',
-        key: 'k1',
+    async holdAsAnotherRequest({ scope = 'acct_1', key = 'k1', value = 'held' } = {}) {
+      const inside = deferred();
+      const gate = deferred();
+      const answered = createGuard<Tx>({ store: live().store }).run({
+        scope,
+        key,
         fingerprint: 'fp-a',
         operation: 'createPayment',
-        leaseMs,
-        retentionMs: 60_000,
-      }),
+        work: async () => {
+          inside.resolve();
+          await gate.promise;
+          return value;
+        },
+      });
+      // Should the call not run (the key taken already), the test sees why.
+      await Promise.race([inside.promise, answered]);
+      const hold: Hold = {
+        finish: () => {
+          holds.delete(hold);
+          gate.resolve();
+          return answered;
+        },
+      };
+      holds.add(hold);
+      return hold;
+    },
   };
 }
 

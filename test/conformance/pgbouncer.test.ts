@@ -171,13 +171,13 @@ describe.skipIf(!bouncer.available)(
         if (POSTGRES_JS_MAJOR < 4) expect(lost.length).toBeGreaterThan(0);
         else expect(lost).toEqual([]);
         // The key is claimed inside the business transaction and its record written with the
-        // business writes (the one-transaction model): the lost transaction took both with it.
+        // business writes: the lost transaction took both with it.
         // No record stands for a lost key, in flight or complete: the key is simply free. And
         // every key whose writes committed has its complete record (S8).
         const reader = postgresStore(fixed.db, { table });
         for (const key of keys) {
           const record = await reader.read({ scope: 'acct_1', key });
-          if (committed.has(key)) expect(record?.state, key).toBe('complete');
+          if (committed.has(key)) expect(record?.outcome, key).toBe('committed');
           else expect(record, key).toBeUndefined();
         }
         // So a retry of a lost key (here on a client configured for the pooler) runs the work
@@ -187,7 +187,7 @@ describe.skipIf(!bouncer.available)(
           expect(await pay(fixed.db, retried)).toEqual({ value: retried, replayed: false });
           expect(runs.get(retried)).toBe(2);
           expect((await businessIds(fixed.db, business)).map((r) => r.id)).toContain(retried);
-          expect((await reader.read({ scope: 'acct_1', key: retried }))?.state).toBe('complete');
+          expect((await reader.read({ scope: 'acct_1', key: retried }))?.outcome).toBe('committed');
         }
         const done = [...committed][0];
         if (done) {

@@ -4,7 +4,7 @@
  * CI=true the real server is required (never skipped); on a laptop without one, the
  * real-server targets are skipped with a visible reason. The drivers are split over a few
  * test files (postgres-*.test.ts) so that vitest runs them in parallel: each spends most of
- * its time waiting for leases and retention to run out.
+ * its time waiting for retention to run out.
  */
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';

@@ -5,7 +5,7 @@
  * (sqlite.test.ts, postgres*.test.ts, pgbouncer.test.ts) run it on every dialect and driver.
  *
  * - guard-rules.ts: the rules end to end, through the real guard;
- * - store-rules.ts: the store's primitives called straight, as the guard calls them;
+ * - store-rules.ts: the store's `claimAndRun` called straight, as the guard calls it;
  * - concurrency.ts: calls fired at once, through one connection pool or two;
  * - nesting.ts: guarded calls nested in guarded work, with every connection taken.
  *

@@ -14,10 +14,7 @@ import type { ClaimRequest } from '../../src/store/index.js';
 
 /** A store that fails every call, as a dead database does. */
 const deadStore: IdempotencyStore<never> = {
-  claim: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
-  transaction: () => Promise.reject(new Error('down')),
-  complete: () => Promise.reject(new Error('down')),
-  release: () => Promise.reject(new Error('down')),
+  claimAndRun: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')),
   purge: () => Promise.reject(new Error('down')),
 };
 
@@ -31,17 +28,18 @@ const call = (work: () => Promise<unknown>) => ({
 
 describe('createGuard', () => {
   it('validates its options with clear errors', () => {
-    expect(() => createGuard({ store: deadStore, lease: 0 })).toThrow(/`lease` must be a positive/);
+    expect(() => createGuard({ store: deadStore, retention: 0 })).toThrow(
+      /`retention` must be a positive/,
+    );
     expect(() => createGuard({ store: deadStore, retention: -1 })).toThrow(/`retention`/);
     expect(() => createGuard({ store: deadStore, wait: -5 })).toThrow(/`wait`/);
     expect(() => createGuard({} as never)).toThrow(/`store` option is required/);
   });
 
-  it('documents its defaults: 24 h retention, 30 s lease, no wait, 1 MiB result and input caps, 128 levels', () => {
+  it('documents its defaults: 24 h retention, no wait, 1 MiB result and input caps, 128 levels', () => {
     const { options } = createGuard({ store: deadStore });
     expect(options).toMatchObject({
       retention: 86_400_000,
-      lease: 30_000,
       wait: 0,
       maxResultBytes: 1_048_576,
       maxInputBytes: 1_048_576,
@@ -62,17 +60,20 @@ describe('createGuard', () => {
     expect(ran).toBe(false);
   });
 
-  it('S15: a transaction that cannot begin answers 503 and never runs the work', async () => {
+  it("S15: a store that fails after the work ran (its commit, say) answers 503, not the work's value", async () => {
     let ran = false;
     const store: IdempotencyStore<never> = {
       ...deadStore,
-      claim: async () => ({ status: 'claimed', token: 't', takenOver: false }),
+      claimAndRun: async (_request, work) => {
+        await work(undefined as never);
+        throw new Error('connection terminated during COMMIT');
+      },
     };
     const error = await createGuard({ store })
       .run(call(async () => (ran = true)))
       .catch((e) => e);
     expect(error.code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
-    expect(ran).toBe(false);
+    expect(ran).toBe(true);
   });
 
   it('S25: an onEvent handler that throws does not change the outcome', async () => {
@@ -96,14 +97,14 @@ describe('createGuard', () => {
   });
 });
 
-/** A store whose claim always finds `record` standing; the rest must not be reached. */
+/** A store whose claim always finds `record` standing; the work never runs. */
 function storeWith(
   record: (now: Date) => Partial<StoredRecord>,
   claims: ClaimRequest[] = [],
 ): IdempotencyStore<never> {
   return {
     ...deadStore,
-    claim: async (request) => {
+    claimAndRun: async (request) => {
       claims.push(request);
       const now = new Date('2026-03-01T12:00:00Z');
       return {
@@ -113,10 +114,8 @@ function storeWith(
           key: request.key,
           fingerprint: request.fingerprint,
           operation: request.operation,
-          state: 'in_flight',
-          outcome: null,
-          result: null,
-          leaseExpiresAt: new Date(now.getTime() + 30_000),
+          outcome: 'committed',
+          result: 'null',
           expiresAt: new Date(now.getTime() + 86_400_000),
           createdAt: now,
           readAt: now,
@@ -127,27 +126,34 @@ function storeWith(
   };
 }
 
+/** A store whose claim always finds the key held by a running transaction of this request. */
+function heldFor(runningMs: number | undefined): IdempotencyStore<never> {
+  return {
+    ...deadStore,
+    claimAndRun: async () => ({
+      status: 'in_flight',
+      sameRequest: true,
+      ...(runningMs === undefined ? {} : { runningMs }),
+    }),
+  };
+}
+
 const at = (now: Date, ms: number) => new Date(now.getTime() + ms);
 
 describe('S10: Retry-After tells a duplicate when the original is likely done', () => {
   const cases = [
-    // [ran so far (ms), lease left (ms), Retry-After]
-    [0, 30_000, 1],
-    [300, 29_700, 1],
-    [2_000, 28_000, 2],
-    [2_001, 27_999, 3],
-    [9_500, 20_500, 10],
-    [10_200, 3_500, 4],
-    [29_000, 1_000, 1],
-    [31_000, -1_000, 1],
+    // [ran so far (ms), or unknown, Retry-After]
+    [0, 1],
+    [300, 1],
+    [2_000, 2],
+    [2_001, 3],
+    [9_500, 10],
+    [31_000, 31],
+    [undefined, 1],
   ] as const;
-  for (const [ranMs, leftMs, expected] of cases) {
-    it(`S10: an original that has run ${ranMs} ms with ${leftMs} ms of lease left gives Retry-After: ${expected}`, async () => {
-      const store = storeWith((now) => ({
-        createdAt: at(now, -ranMs),
-        leaseExpiresAt: at(now, leftMs),
-      }));
-      const error = await createGuard({ store })
+  for (const [ranMs, expected] of cases) {
+    it(`S10: an original that has run ${ranMs ?? 'an unknown time'} ${ranMs === undefined ? '' : 'ms '}gives Retry-After: ${expected}`, async () => {
+      const error = await createGuard({ store: heldFor(ranMs) })
         .run(call(async () => 1))
         .catch((e) => e);
       expect(error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
@@ -155,26 +161,18 @@ describe('S10: Retry-After tells a duplicate when the original is likely done', 
     });
   }
 
-  it('computes clamp(ceil(elapsed), 1, max(1, ceil(lease left))) in one named function', () => {
-    const now = new Date(0);
-    const record = (ran: number, left: number | null) => ({
-      createdAt: at(now, -ran),
-      readAt: now,
-      leaseExpiresAt: left === null ? null : at(now, left),
-    });
-    expect(retryAfterSeconds(record(2_000, 28_000))).toBe(2);
-    expect(retryAfterSeconds(record(60_000, 5_000))).toBe(5);
-    expect(retryAfterSeconds(record(60_000, null))).toBe(1);
+  it('computes max(1, ceil(ran so far)) in one named function, 1 when the store cannot tell', () => {
+    expect(retryAfterSeconds(2_000)).toBe(2);
+    expect(retryAfterSeconds(60_000)).toBe(60);
+    expect(retryAfterSeconds(0)).toBe(1);
+    expect(retryAfterSeconds(undefined)).toBe(1);
   });
 });
 
 describe('S14: an expired complete record is never replayed', () => {
   it('S14: a complete record past expiresAt (store clock) answers 409 IN_USE, not the stored result', async () => {
     const store = storeWith((now) => ({
-      state: 'complete',
-      outcome: 'committed',
       result: JSON.stringify({ stale: true }),
-      leaseExpiresAt: null,
       createdAt: at(now, -90_000_000),
       expiresAt: at(now, -1),
     }));
@@ -186,24 +184,20 @@ describe('S14: an expired complete record is never replayed', () => {
     expect(events).not.toContain('replayed');
   });
 
-  it('S14: with `wait`, the guard keeps waiting and runs the work once the takeover is done', async () => {
+  it('S14: with `wait`, the guard keeps waiting and runs the work once the record is replaced', async () => {
     let claims = 0;
     const expired = storeWith((now) => ({
-      state: 'complete',
-      outcome: 'committed',
       result: JSON.stringify({ stale: true }),
-      leaseExpiresAt: null,
       expiresAt: at(now, -1),
     }));
     const store: IdempotencyStore<never> = {
       ...expired,
-      claim: async (request) => {
+      claimAndRun: async (request, work) => {
         claims++;
-        if (claims < 3) return expired.claim(request);
-        return { status: 'claimed', token: 't', takenOver: false };
+        if (claims < 3) return expired.claimAndRun(request, work);
+        const { value } = await work(undefined as never);
+        return { status: 'done', value };
       },
-      transaction: async (_fence, work) => work(undefined as never),
-      complete: async () => true,
     };
     const result = await createGuard({ store, wait: 2_000 }).run(
       call(async () => ({ fresh: true })),
@@ -214,8 +208,6 @@ describe('S14: an expired complete record is never replayed', () => {
 
   it('S9: a complete record within its retention is replayed', async () => {
     const store = storeWith((now) => ({
-      state: 'complete',
-      outcome: 'committed',
       result: JSON.stringify({ stored: true }),
       expiresAt: at(now, 1),
     }));
@@ -261,7 +253,10 @@ describe('S26: a store error on cause carries no raw key', () => {
       `Failed query: insert into "idempotency_records" values ($1, $2)\nparams: s,${key}`,
       { cause: driver },
     );
-    const store: IdempotencyStore<never> = { ...deadStore, claim: () => Promise.reject(drizzle) };
+    const store: IdempotencyStore<never> = {
+      ...deadStore,
+      claimAndRun: () => Promise.reject(drizzle),
+    };
     const error = await createGuard({ store })
       .run({ ...call(async () => 1), key })
       .catch((e) => e);

@@ -19,7 +19,7 @@ const RAW_KEY = 'raw-key-7f3c9d2e-0b1a-4c5d-8e6f';
 /** A store whose every claim fails with what `failure()` returns at that moment. */
 function failingStore(failure: () => Error): IdempotencyStore<never> {
   const fail = () => Promise.reject(failure());
-  return { claim: fail, transaction: fail, complete: fail, release: fail, purge: fail };
+  return { claimAndRun: fail, purge: fail };
 }
 
 const missingTable = (table: string) =>

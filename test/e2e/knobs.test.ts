@@ -47,9 +47,9 @@ describe.concurrent('payments service knobs (child process, SQLite)', () => {
         env: {
           DATABASE_URL: undefined,
           SQLITE_PATH: join(dir, 'bad.sqlite'),
-          IDEMPOTENCY_LEASE_MS: 'soon',
+          IDEMPOTENCY_RETENTION_MS: 'soon',
         },
       }),
-    ).rejects.toThrow(/exited with code 1[\s\S]*IDEMPOTENCY_LEASE_MS must be a whole number/);
+    ).rejects.toThrow(/exited with code 1[\s\S]*IDEMPOTENCY_RETENTION_MS must be a whole number/);
   }, 60_000);
 });

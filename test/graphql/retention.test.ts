@@ -32,7 +32,7 @@ async function secondsLeft(
   key: string,
 ) {
   const record = await store.read({ scope, key });
-  expect(record?.state).toBe('complete');
+  expect(record?.outcome).toBe('committed');
   return Math.round((record!.expiresAt.getTime() - Date.now()) / 1000);
 }
 

@@ -229,7 +229,7 @@ export const idempotency = pgIdempotencyTable('idempotency_records', { schema: '
       const database = await throwawayDatabase();
       await migratePostgres(database.db);
       await database.pool.query(
-        "INSERT INTO idempotency_records (scope, key, fingerprint, operation, state, expires_at) VALUES ('s', 'k', 'f', 'op', 'complete', now() + interval '1 day')",
+        "INSERT INTO idempotency_records (scope, key, fingerprint, operation, outcome, result, expires_at, completed_at) VALUES ('s', 'k', 'f', 'op', 'committed', '1', now() + interval '1 day', now())",
       );
       const dir = appFolder(PG_SCHEMA, {
         dialect: 'postgresql',
@@ -340,7 +340,7 @@ export const payments = sqliteTable('payments', { id: text('id').primaryKey() })
     migrateSqlite(client);
     client
       .prepare(
-        "INSERT INTO idempotency_records (scope, key, fingerprint, operation, state, token, expires_at, created_at) VALUES ('s', 'k', 'f', 'op', 'complete', 't', 1, 1)",
+        "INSERT INTO idempotency_records (scope, key, fingerprint, operation, outcome, result, expires_at, created_at, completed_at) VALUES ('s', 'k', 'f', 'op', 'committed', '1', 1, 1, 1)",
       )
       .run();
     client.close();

@@ -1,5 +1,5 @@
 /**
- * The one-transaction claim (SPEC S6, S7, S8, S10, S11, S24): a Postgres key is held by the
+ * How a Postgres key is held (SPEC S6, S7, S8, S10, S11, S24): by the
  * transaction that runs its work, through the key's advisory lock, and the primary key decides
  * who commits. On every server driver (node-postgres, postgres.js, each again on sessions
  * defaulting to SERIALIZABLE); PGlite has one connection, so nothing in it runs at the same
@@ -11,9 +11,7 @@
  * - where advisory locks do nothing (CockroachDB's were stubs that return true until its 2026
  *   releases; here a schema on the search path shadows the server's function), duplicates all
  *   run, and still exactly one business effect commits;
- * - a process that dies frees its key at once: no lease to wait out;
- * - a lease-era claim (what 0.1.0, or a process of an earlier version, leaves in flight) and a
- *   one-transaction claim never both hold a key.
+ * - a process that dies frees its key at once: nothing to wait out.
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +43,7 @@ async function outcomeOf(call: Promise<{ value: unknown; replayed: boolean }>): 
 
 for (const driver of SERVER_DRIVERS) {
   describe.skipIf(!pg.realPostgres)(
-    `${driver.name}: the one-transaction claim${pg.skipReason ? ` (${pg.skipReason})` : ''}`,
+    `${driver.name}: the key held by its transaction${pg.skipReason ? ` (${pg.skipReason})` : ''}`,
     () => {
       const table = uniqueTableName('one_tx');
       const business = `${table}_business`;
@@ -261,7 +259,7 @@ for (const driver of SERVER_DRIVERS) {
           value: 'retry',
           replayed: false,
         });
-        // Well within any lease: nothing was waited out.
+        // At once: nothing was waited out.
         expect(Date.now() - started).toBeLessThan(5_000);
         expect(await payments(key)).toBe(1);
         never.resolve();
@@ -269,62 +267,6 @@ for (const driver of SERVER_DRIVERS) {
         expect(await payments(key)).toBe(1);
         expect(await pay(second.db, key)).toEqual({ value: 'retry', replayed: true });
         await doomed.close();
-      });
-
-      it('S7/S11: a lease-era claim and a one-transaction claim never both hold a key: each answers the other in flight, 409 for the same request and 422 for another', async () => {
-        const store = postgresStore(second.db, { table });
-        // A lease-era claim (0.1.0, or a process of an earlier version, in the middle of an
-        // upgrade): the one-transaction claim answers it as it stands.
-        const leased = await store.claim({
-          scope: 'acct',
-          key: 'leased',
-          fingerprint: 'f',
-          operation: 'pay',
-          leaseMs: 30_000,
-          retentionMs: 60_000,
-        });
-        expect(leased.status).toBe('claimed');
-        expect(await outcomeOf(pay(first.db, 'leased'))).toBe('IDEMPOTENCY_KEY_IN_USE');
-        expect(await outcomeOf(pay(first.db, 'leased', { fingerprint: 'other' }))).toBe(
-          'IDEMPOTENCY_KEY_REUSED',
-        );
-
-        // A one-transaction claim in flight: the lease claim answers it in flight, with the
-        // caller's own fingerprint (409) or, for another request, none (422).
-        const running = deferred();
-        const gate = deferred();
-        const original = pay(first.db, 'held', {
-          during: async () => {
-            running.resolve();
-            await gate.promise;
-          },
-        });
-        await running.promise;
-        const claims = (fingerprint: string) =>
-          store.claim({
-            scope: 'acct',
-            key: 'held',
-            fingerprint,
-            operation: 'pay',
-            leaseMs: 30_000,
-            retentionMs: 60_000,
-          });
-        let same: Awaited<ReturnType<typeof claims>>;
-        let other: Awaited<ReturnType<typeof claims>>;
-        try {
-          [same, other] = await Promise.all([claims('f'), claims('other')]);
-        } finally {
-          gate.resolve();
-        }
-        expect(same).toMatchObject({ status: 'exists', record: { state: 'in_flight' } });
-        expect(same.status === 'exists' && same.record.fingerprint).toBe('f');
-        expect(other.status === 'exists' && other.record.fingerprint).not.toBe('other');
-        expect(await original).toEqual({ value: 'held', replayed: false });
-        expect(await claims('f')).toMatchObject({
-          status: 'exists',
-          record: { state: 'complete' },
-        });
-        expect(await payments('held')).toBe(1);
       });
     },
   );

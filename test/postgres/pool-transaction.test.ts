@@ -1,7 +1,6 @@
 /**
  * node-postgres Pool: the guarded transaction the store runs itself (src/postgres/pool-transaction.ts),
- * BEGIN merged with the one-transaction claim and the completion with COMMIT (SPEC S4, S7, S8,
- * S12).
+ * BEGIN merged with the claim and the record with COMMIT (SPEC S4, S7, S8, S9, S12, S15, S22).
  *
  * - the round trips a fresh call and a replay take, as docs/postgres.md states them;
  * - the primary key still decides when the completion rides on COMMIT: a record committed for
@@ -10,7 +9,8 @@
  *   transaction;
  * - the merged queries carry their values as literals: scopes and keys with quotes,
  *   backslashes and dollar signs arrive intact, also on sessions with
- *   `standard_conforming_strings` off (where a backslash in a plain literal escapes).
+ *   `standard_conforming_strings` off (where a backslash in a plain literal escapes);
+ * - a records table without its functions fails closed, and says which and how to add them.
  */
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -18,6 +18,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGuard, IdempotencyError, rollback } from '../../src/index.js';
 import { rowsOf } from '../../src/postgres/db.js';
+import { functionNames } from '../../src/postgres/functions.js';
 import { migratePostgres, type PgTransactionOf, postgresStore } from '../../src/postgres/index.js';
 import {
   dropRecordsTable,
@@ -41,7 +42,7 @@ class CountingClient extends pg.Client {
 }
 
 describe.skipIf(!pg_.realPostgres)(
-  `node-postgres pool: BEGIN with the claim, the completion with COMMIT${pg_.skipReason ? ` (${pg_.skipReason})` : ''}`,
+  `node-postgres pool: BEGIN with the claim, the record with COMMIT${pg_.skipReason ? ` (${pg_.skipReason})` : ''}`,
   () => {
     const table = uniqueTableName('pool_tx');
     const business = `${table}_business`;
@@ -80,7 +81,7 @@ describe.skipIf(!pg_.realPostgres)(
         ),
       )[0]?.n;
 
-    it('S8: a fresh call is three round trips (BEGIN with the claim and the savepoint; the work; the completion with COMMIT), a replay is answered after the first', async () => {
+    it('S8/S9: a fresh call is three round trips (BEGIN with the claim and the savepoint; the work; the record with COMMIT), a replay is answered after the first', async () => {
       const guard = createGuard({ store: postgresStore(db, { table }) });
       const call = {
         scope: 'acct',
@@ -111,7 +112,7 @@ describe.skipIf(!pg_.realPostgres)(
       expect(await count('round-trips')).toBe(1);
     });
 
-    it('S7/S8: a record committed for the key while the transaction ran (as where advisory locks do nothing) fails the completion sent with COMMIT: 409, nothing of the work commits', async () => {
+    it('S7/S8: a record committed for the key while the transaction ran (as where advisory locks do nothing) fails the record sent with COMMIT: 409, nothing of the work commits', async () => {
       const store = postgresStore(db, { table });
       const guard = createGuard({ store });
       const key = 'committed-meanwhile';
@@ -126,9 +127,9 @@ describe.skipIf(!pg_.realPostgres)(
             // Another session commits a record for the key: the primary key must decide.
             await db.execute(sql`
               insert into ${sql.identifier(table)}
-                (scope, key, fingerprint, operation, state, token, outcome, result, expires_at)
-              values ('acct', ${key}, 'f', 'pay', 'complete', 'other', 'committed', '"theirs"',
-                now() + interval '1 hour')`);
+                (scope, key, fingerprint, operation, outcome, result, expires_at, completed_at)
+              values ('acct', ${key}, 'f', 'pay', 'committed', '"theirs"',
+                now() + interval '1 hour', now())`);
             return 'paid';
           },
         })
@@ -140,10 +141,7 @@ describe.skipIf(!pg_.realPostgres)(
       expect(CountingClient.sent.some((text) => text === 'rollback')).toBe(true);
       expect(await count(key)).toBe(0);
       // The record that won stands, and a retry replays it.
-      expect(await store.read({ scope: 'acct', key })).toMatchObject({
-        state: 'complete',
-        result: '"theirs"',
-      });
+      expect(await store.read({ scope: 'acct', key })).toMatchObject({ result: '"theirs"' });
     });
 
     it('S12: a kept final error rolls the work back to its savepoint and commits the record in the same transaction', async () => {
@@ -167,10 +165,7 @@ describe.skipIf(!pg_.realPostgres)(
         /^rollback to savepoint mutation_guard_work; select 1 \/ \("public"\."[^"]+_finish"\(.*\)\)::int; commit$/s,
       );
       expect(await count(key)).toBe(0);
-      expect(await store.read({ scope: 'acct', key })).toMatchObject({
-        state: 'complete',
-        outcome: 'rolled_back',
-      });
+      expect(await store.read({ scope: 'acct', key })).toMatchObject({ outcome: 'rolled_back' });
       expect(await guard.run(call)).toEqual({ value: { declined: true }, replayed: true });
       expect(runs).toBe(1);
     });
@@ -210,10 +205,44 @@ describe.skipIf(!pg_.realPostgres)(
         expect(await store.read({ scope, key })).toMatchObject({
           scope,
           key,
-          state: 'complete',
           result: JSON.stringify(stored),
         });
       });
     }
+
+    it('S15/S22: a records table without its functions fails closed, and the error says which and how to add it', async () => {
+      const bare = uniqueTableName('pool_tx_bare');
+      await migratePostgres(db, { table: bare });
+      // A guarded call's first statement is the claim, `<table>_begin`, sent with BEGIN in the
+      // transaction's first query.
+      await db.execute(sql.raw(`drop function "${functionNames(bare).begin}"`));
+      try {
+        const guard = createGuard({ store: postgresStore(db, { table: bare }) });
+        let ran = false;
+        const failure = await guard
+          .run({
+            scope: 'acct',
+            key: 'k3',
+            fingerprint: 'f',
+            operation: 'pay',
+            work: async () => {
+              ran = true;
+              return 1;
+            },
+          })
+          .catch((error: unknown) => error);
+        expect(ran).toBe(false);
+        expect(IdempotencyError.is(failure)).toBe(true);
+        expect((failure as IdempotencyError).code).toBe('IDEMPOTENCY_STORE_UNAVAILABLE');
+        expect(String((failure as Error).cause)).toContain(
+          `has no function "${functionNames(bare).begin}"`,
+        );
+        expect(String((failure as Error).cause)).toContain('migratePostgres');
+        // S26: the raw key is in no part of what reaches the app.
+        expect(JSON.stringify(failure, Object.getOwnPropertyNames(failure))).not.toContain('k3');
+      } finally {
+        await dropRecordsTable(db, bare);
+      }
+    });
   },
 );

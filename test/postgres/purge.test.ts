@@ -33,9 +33,9 @@ describe.skipIf(!pg.realPostgres)(
       await migratePostgres(opened.db, { table });
       const insert = (count: number, expires: string, prefix: string) =>
         opened.db.execute(
-          sql.raw(`insert into "${table}" (scope, key, fingerprint, operation, state, outcome,
-              result, expires_at)
-            select 'acct', '${prefix}' || n, 'fp', 'op', 'complete', 'committed', '"r"', ${expires}
+          sql.raw(`insert into "${table}" (scope, key, fingerprint, operation, outcome, result,
+              expires_at, completed_at)
+            select 'acct', '${prefix}' || n, 'fp', 'op', 'committed', '"r"', ${expires}, now()
             from generate_series(1, ${count}) n`),
         );
       await insert(LIVE, `now() + interval '1 day' + n * interval '1 second'`, 'live-');
@@ -48,7 +48,7 @@ describe.skipIf(!pg.realPostgres)(
     });
 
     it('S14: the purge statement finds expired records through the expires_at index (EXPLAIN)', async () => {
-      const purge = buildStatements(pgIdempotencyTable(table), { asyncClaim: true }).purge;
+      const purge = buildStatements(pgIdempotencyTable(table)).purge;
       // Planned as the store sends it, with its batch size bound as a parameter.
       const plan = await opened.db.$client.query(`explain (format json) ${purge.sql}`, [1000]);
       const text = JSON.stringify(plan.rows[0]);

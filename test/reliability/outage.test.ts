@@ -48,8 +48,7 @@ for (const target of SERVER_TARGETS)
         });
         // The judge reads the tables around the proxy.
         direct = await openBackend({ kind: 'postgres', location: TEST_DATABASE_URL, table });
-        // A short lease, so that claims orphaned by a cut (their release failed) free up soon.
-        app = await serveApp(backend, { lease: 800 }, { delayMs: 5 });
+        app = await serveApp(backend, {}, { delayMs: 5 });
       });
       afterAll(async () => {
         await app?.close();

@@ -1,22 +1,16 @@
 /**
  * SPEC S8 end to end: when the record a guarded call would write finds the key taken by
- * another (its claim lost to a takeover, or a record committed for the key meanwhile), the
- * business writes roll back, the caller gets 409, and the key is left to whoever holds it.
+ * another (a record committed for the key meanwhile), the business writes roll back, the
+ * caller gets 409, and the key is left to whoever holds it.
  *
- * Both of S11's models, over tRPC and GraphQL, on every store and driver: SQLite, node-postgres,
- * postgres.js, both again on sessions defaulting to SERIALIZABLE, and PGlite.
- *
- * - the lease model (the store without `claimAndRun`): the fenced completion inside the
- *   transaction is sent with a token that no longer holds the record, as after a takeover,
- *   and the store's real UPDATE matches nothing. Once the lease has run out, a retry takes
- *   the key over and pays once;
- * - the one-transaction model (`claimAndRun`, what the shipped stores use): while the work
- *   runs, a complete record for the key is written past the claim's lock (as an engine whose
- *   advisory locks do nothing would let a duplicate do), and the record written before COMMIT
- *   finds it. On a server the intruder commits from a connection of its own, so a retry is
- *   answered from its record (422: it is another request's). SQLite and PGlite have one
- *   connection, so the intruder writes inside the guarded transaction and rolls back with
- *   it: a retry finds the key free and pays once.
+ * Over tRPC and GraphQL, on every store and driver: SQLite, node-postgres, postgres.js, both
+ * again on sessions defaulting to SERIALIZABLE, and PGlite. While the work runs, a complete
+ * record for the key is written past the claim's lock (as an engine whose advisory locks do
+ * nothing would let a duplicate do), and the record written before COMMIT finds it: the primary
+ * key decides. On a server the intruder commits from a connection of its own, so a retry is
+ * answered from its record (422: it is another request's). SQLite and PGlite have one
+ * connection, so the intruder writes inside the guarded transaction and rolls back with it: a
+ * retry finds the key free and pays once.
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
@@ -37,9 +31,6 @@ import {
 import { createApp, type Ledger } from '../trpc/app.js';
 
 const pg = await postgresAvailability();
-
-/** Short, so that a retry after it takes over the lost claim within the test. */
-const LEASE_MS = 400;
 
 /** One store on one database, with the business table the guarded mutations write. */
 interface Backend {
@@ -82,7 +73,7 @@ function sqliteBackend(): Backend {
     async intrude(tx, scope, key) {
       (tx as SqliteDatabase).$client
         .prepare(
-          `insert into idempotency_records (scope, key, fingerprint, operation, state, token, outcome, result, expires_at, created_at, completed_at) values (?, ?, 'another request', 'pay', 'complete', 'theirs', 'committed', 'null', ?, ?, ?)`,
+          `insert into idempotency_records (scope, key, fingerprint, operation, outcome, result, expires_at, created_at, completed_at) values (?, ?, 'another request', 'pay', 'committed', 'null', ?, ?, ?)`,
         )
         .run(scope, key, now + 86_400_000, now, now);
     },
@@ -123,7 +114,7 @@ async function postgresBackend(
     },
     async intrude(tx, scope, key) {
       await (oneConnection ? (tx as Handle) : db).execute(
-        sql`insert into ${sql.identifier(records)} (scope, key, fingerprint, operation, state, token, outcome, result, expires_at, created_at, completed_at) values (${scope}, ${key}, 'another request', 'pay', 'complete', 'theirs', 'committed', 'null', now() + interval '1 day', now(), now())`,
+        sql`insert into ${sql.identifier(records)} (scope, key, fingerprint, operation, outcome, result, expires_at, created_at, completed_at) values (${scope}, ${key}, 'another request', 'pay', 'committed', 'null', now() + interval '1 day', now(), now())`,
       );
     },
     intruderCommits: !oneConnection,
@@ -145,30 +136,6 @@ const TARGETS: Target[] = [
   ),
   { name: 'PGlite', open: () => postgresBackend(createPgliteDb(), true) },
 ];
-
-/**
- * The lease model's fault: `claimAndRun` hidden, and the completion inside the transaction
- * sent with a token that no longer holds the record, so the store's fenced UPDATE matches
- * nothing, as after a takeover.
- */
-function staleCompletion(store: IdempotencyStore<unknown>) {
-  const calls = { complete: 0 };
-  const wrapped: IdempotencyStore<unknown> = {
-    claim: (request) => store.claim(request),
-    transaction: (fence, work) => store.transaction(fence, work),
-    complete: async (fence, completion, tx) => {
-      if (tx === undefined) return store.complete(fence, completion);
-      calls.complete++;
-      return store.complete({ ...fence, token: 'taken-over' }, completion, tx);
-    },
-    release: (fence) => store.release(fence),
-    purge: (options) => store.purge(options),
-  };
-  return { store: wrapped, calls };
-}
-
-type Model = 'lease' | 'one-transaction';
-const MODELS: Model[] = ['lease', 'one-transaction'];
 
 /** What one guarded call answered: success, or the code of its error. */
 interface Answer {
@@ -196,7 +163,7 @@ const SURFACES: Surface[] = [
     name: 'tRPC',
     scope: 'alice',
     async pay(store, backend, key, runs) {
-      const guard = createGuard({ store, serializer: superjson, lease: LEASE_MS });
+      const guard = createGuard({ store, serializer: superjson });
       const ledger: Ledger<unknown> = {
         async insert(tx, row) {
           runs.count++;
@@ -222,7 +189,6 @@ const SURFACES: Surface[] = [
     async pay(store, backend, key, runs) {
       const { yoga } = paymentsServer({
         store,
-        guard: { lease: LEASE_MS },
         fallbackTx: undefined,
         write: async (tx, amount) => {
           runs.count++;
@@ -252,51 +218,31 @@ describe('S8: a record that finds the key taken rolls the mutation back', () => 
         for (const backend of opened) await backend.close();
       });
 
-      for (const model of MODELS) {
-        for (const surface of SURFACES) {
-          const after =
-            model === 'lease'
-              ? 'after the lease a retry takes over and pays once'
-              : 'a retry is answered from the record that won (422), or, where it rolled back with ours, pays once';
-          it(`S8/S11 ${surface.name} on ${target.name}, ${model} model: no business row, 409 IN_USE; ${after}`, async () => {
-            const backend = await open();
-            const runs: Runs = { count: 0 };
-            const key = `lost-${model}-${randomBytes(4).toString('hex')}`;
+      for (const surface of SURFACES) {
+        it(`S8 ${surface.name} on ${target.name}: no business row, 409 IN_USE; a retry is answered from the record that won (422), or, where it rolled back with ours, pays once`, async () => {
+          const backend = await open();
+          const runs: Runs = { count: 0 };
+          const key = `lost-${randomBytes(4).toString('hex')}`;
+          runs.during = (tx) => backend.intrude(tx, surface.scope, key);
 
-            let faulty = backend.store;
-            let completions: { complete: number } | undefined;
-            if (model === 'lease') {
-              const stale = staleCompletion(backend.store);
-              faulty = stale.store;
-              completions = stale.calls;
-            } else {
-              runs.during = (tx) => backend.intrude(tx, surface.scope, key);
-            }
+          const lost = await surface.pay(backend.store, backend, key, runs);
+          expect(lost).toEqual({ ok: false, code: 'IDEMPOTENCY_KEY_IN_USE' });
+          expect(runs.count).toBe(1);
+          // The payment was written inside the transaction and must have rolled back (S8).
+          expect(await backend.payments()).toBe(0);
 
-            const lost = await surface.pay(faulty, backend, key, runs);
-            expect(lost).toEqual({ ok: false, code: 'IDEMPOTENCY_KEY_IN_USE' });
+          runs.during = undefined;
+          const retry = await surface.pay(backend.store, backend, key, runs);
+          if (backend.intruderCommits) {
+            expect(retry).toEqual({ ok: false, code: 'IDEMPOTENCY_KEY_REUSED' });
             expect(runs.count).toBe(1);
-            if (completions) expect(completions.complete).toBe(1);
-            // The payment was written inside the transaction and must have rolled back (S8).
             expect(await backend.payments()).toBe(0);
-
-            runs.during = undefined;
-            if (model === 'lease') {
-              // The record is still in flight under the lost claim's lease: a retry waits it out.
-              await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200));
-            }
-            const retry = await surface.pay(backend.store, backend, key, runs);
-            if (model === 'one-transaction' && backend.intruderCommits) {
-              expect(retry).toEqual({ ok: false, code: 'IDEMPOTENCY_KEY_REUSED' });
-              expect(runs.count).toBe(1);
-              expect(await backend.payments()).toBe(0);
-            } else {
-              expect(retry).toEqual({ ok: true });
-              expect(runs.count).toBe(2);
-              expect(await backend.payments()).toBe(1);
-            }
-          }, 20_000);
-        }
+          } else {
+            expect(retry).toEqual({ ok: true });
+            expect(runs.count).toBe(2);
+            expect(await backend.payments()).toBe(1);
+          }
+        }, 20_000);
       }
     });
   }

@@ -123,12 +123,11 @@ async function deadPort(): Promise<number> {
 /**
  * Triggers that fail our statements for keys with a given prefix, naming the values.
  *
- * The store claims in the business transaction (the one-transaction model): `<table>_begin`
- * only reads, and the record is written once, complete, by `<table>_finish`'s INSERT, just
- * before COMMIT, after the work (on a node-postgres Pool, in the query that carries the
- * COMMIT, its values written into the SQL as literals). So the first write of a key, the
- * claim's as much as the completion's, is that INSERT, and a completion refused there fails
- * where this model completes. (The lease model's completion, an UPDATE, is refused too.)
+ * The store claims in the business transaction: `<table>_begin` only reads, and the record
+ * is written once, complete, by `<table>_finish`'s INSERT, just before COMMIT, after the work
+ * (on a node-postgres Pool, in the query that carries the COMMIT, its values written into the
+ * SQL as literals). So the first write of a key, the claim's as much as the completion's, is
+ * that INSERT, and a completion refused there fails where the store completes.
  */
 function postgresTriggers(table: string): string[] {
   // One statement per string: PGlite's prepared statements take one at a time.
@@ -136,8 +135,7 @@ function postgresTriggers(table: string): string[] {
     `
     create function ${table}_fail() returns trigger language plpgsql as $$
     begin
-      if tg_op in ('INSERT', 'UPDATE') and new.state = 'complete'
-          and new.key like 'fail-complete%' then
+      if tg_op in ('INSERT', 'UPDATE') and new.key like 'fail-complete%' then
         raise exception 'completion refused for key % with %', new.key, new.result
           using detail = new.result, errcode = '23514';
       end if;
@@ -145,12 +143,9 @@ function postgresTriggers(table: string): string[] {
         raise exception 'claim refused for key %', new.key
           using detail = 'key=' || new.key, errcode = '23514';
       end if;
-      if tg_op = 'DELETE' and old.key like 'fail-release%' then
-        raise exception 'release refused for key %', old.key using errcode = '23514';
-      end if;
       return coalesce(new, old);
     end $$`,
-    `create trigger ${table}_fail before insert or update or delete on ${table}
+    `create trigger ${table}_fail before insert or update on ${table}
       for each row execute function ${table}_fail()`,
   ];
 }
@@ -221,8 +216,8 @@ for (const driverCase of drivers) {
 
       it('S26, S15: a claim refused before the work (its function failing with the key in its message) answers 503 and prints no key', async () => {
         await ready;
-        // A table of its own whose `_begin` refuses, naming the key: the one-transaction claim
-        // is that function's call, before any write.
+        // A table of its own whose `_begin` refuses, naming the key: the claim is that
+        // function's call, before any write.
         const refusing = `${table}_b`;
         await migratePostgres(db, { table: refusing });
         await db.execute(sql.raw(`drop function "${refusing}_begin"(text, text, text)`));
@@ -280,14 +275,6 @@ for (const driverCase of drivers) {
         expectRedacted(printed, key);
       });
 
-      it('S26, S12: a failed release leaves only the work’s own error, with no key', async () => {
-        await ready;
-        const key = secretKey('fail-release');
-        const { error, printed } = await fail('throw', key);
-        expect(error.message).toBe('the work failed');
-        expectRedacted(printed, key);
-      });
-
       it('S26, S15: a closed pool answers 503 and prints no key', async () => {
         await ready;
         const closed = createDb({ max: 1 });
@@ -326,10 +313,8 @@ describe('S26 on SQLite: store errors carry no raw key or result', () => {
   migrateSqlite(db);
   db.$client.exec(`
     create trigger fail_complete before insert on idempotency_records
-      when new.state = 'complete' and new.key like 'fail-complete%'
-      begin select raise(abort, 'completion refused'); end;
-    create trigger fail_release before delete on idempotency_records
-      when old.key like 'fail-release%' begin select raise(abort, 'release refused'); end;`);
+      when new.key like 'fail-complete%'
+      begin select raise(abort, 'completion refused'); end;`);
   const { fail } = app(sqliteStore(db));
 
   // The claim writes nothing (the record is written once, complete, before COMMIT): a claim
@@ -346,13 +331,6 @@ describe('S26 on SQLite: store errors carry no raw key or result', () => {
       expectRedacted(printed, key);
     });
   }
-
-  it('S26, S12: a failed release leaves only the work’s own error, with no key', async () => {
-    const key = secretKey('fail-release');
-    const { error, printed } = await fail('throw', key);
-    expect(error.message).toBe('the work failed');
-    expectRedacted(printed, key);
-  });
 
   it('S26, S15: a closed database answers 503 and prints no key', async () => {
     const closed = openSqlite(':memory:');

@@ -30,7 +30,7 @@ export function openTestDatabase(kind: DatabaseKind, table?: string): TestDataba
   };
 }
 
-/** A clock that moves only when told to, for leases and retention. */
+/** A clock that moves only when told to, for retention. */
 export function manualClock(start = 1_700_000_000_000) {
   let time = start;
   return {

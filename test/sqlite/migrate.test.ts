@@ -27,14 +27,17 @@ function objects(client: Database.Database) {
     .all();
 }
 
-const claim = (key: string) => ({
-  scope: 's',
-  key,
-  fingerprint: 'f',
-  operation: 'op',
-  leaseMs: 1000,
-  retentionMs: 1000,
-});
+/** Runs `key` through `store`: 'done' the first time, 'exists' after. */
+const runKey = async (
+  store: { claimAndRun: ReturnType<typeof sqliteStore>['claimAndRun'] },
+  key: string,
+) =>
+  (
+    await store.claimAndRun({ scope: 's', key, fingerprint: 'f', operation: 'op' }, async () => ({
+      value: key,
+      completion: { result: '"r"', outcome: 'committed', retentionMs: 60_000 },
+    }))
+  ).status;
 
 describe('migrateSqlite', () => {
   it('S22: applies the shipped migrations once; a second call is a no-op', () => {
@@ -75,17 +78,17 @@ describe('migrateSqlite', () => {
       { type: 'index', name: 'app_keys_expires_at_idx' },
       { type: 'table', name: 'app_keys_migrations' },
     ]);
-    // The check constraints were renamed too: a bad state is refused.
+    // The check constraint was renamed too: a bad outcome is refused.
     expect(() =>
       db.$client
         .prepare(
-          "INSERT INTO app_keys (scope, key, fingerprint, operation, state, token, expires_at, created_at) VALUES ('s','k','f','o','bogus','t',1,1)",
+          "INSERT INTO app_keys (scope, key, fingerprint, operation, outcome, result, expires_at, created_at, completed_at) VALUES ('s','k','f','o','bogus','1',1,1,1)",
         )
         .run(),
-    ).toThrow(/CHECK constraint failed: app_keys_state_check/);
+    ).toThrow(/CHECK constraint failed: app_keys_outcome_check/);
     const store = sqliteStore(db, { table: sqliteIdempotencyTable('app_keys') });
-    expect((await store.claim(claim('k1'))).status).toBe('claimed');
-    expect((await store.read({ scope: 's', key: 'k1' }))?.state).toBe('in_flight');
+    expect(await runKey(store, 'k1')).toBe('done');
+    expect(await store.read({ scope: 's', key: 'k1' })).toMatchObject({ result: '"r"' });
   });
 
   it('S22: two tables on one connection stay apart', async () => {
@@ -94,8 +97,8 @@ describe('migrateSqlite', () => {
     migrateSqlite(db, { table: 'other_keys' });
     const a = sqliteStore(db);
     const b = sqliteStore(db, { table: sqliteIdempotencyTable('other_keys') });
-    expect((await a.claim(claim('k1'))).status).toBe('claimed');
-    expect((await b.claim(claim('k1'))).status).toBe('claimed');
+    expect(await runKey(a, 'k1')).toBe('done');
+    expect(await runKey(b, 'k1')).toBe('done');
   });
 
   it('S22: a store given the table name as a string uses that table', async () => {
@@ -104,8 +107,8 @@ describe('migrateSqlite', () => {
     migrateSqlite(db, { table: 'other_keys' });
     const byName = sqliteStore(db, { table: 'other_keys' });
     const byTable = sqliteStore(db, { table: sqliteIdempotencyTable('other_keys') });
-    expect((await byName.claim(claim('k1'))).status).toBe('claimed');
-    expect((await byTable.read({ scope: 's', key: 'k1' }))?.state).toBe('in_flight');
+    expect(await runKey(byName, 'k1')).toBe('done');
+    expect(await byTable.read({ scope: 's', key: 'k1' })).toMatchObject({ result: '"r"' });
     expect(await sqliteStore(db).read({ scope: 's', key: 'k1' })).toBeUndefined();
     expect(() => sqliteStore(db, { table: 'bad-name' })).toThrow(TypeError);
   });
@@ -126,6 +129,6 @@ describe('migrateSqlite', () => {
     const db = openSqlite(':memory:', { table: 'quick_keys' });
     open.push(db.$client);
     const store = sqliteStore(db, { table: sqliteIdempotencyTable('quick_keys') });
-    expect((await store.claim(claim('k1'))).status).toBe('claimed');
+    expect(await runKey(store, 'k1')).toBe('done');
   });
 });

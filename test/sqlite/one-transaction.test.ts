@@ -1,8 +1,7 @@
 /**
- * The SQLite store's one-transaction claim (`claimAndRun`, SPEC S11's second model): the
- * claim, the work and the complete record in one BEGIN IMMEDIATE ... COMMIT, with no
- * in-flight row committed on the way (S7, S8, S11, S12). Records an earlier version (or the
- * store's lease primitives) left in flight keep the lease rules (S6, S11, S14).
+ * The SQLite store's one transaction (`claimAndRun`, SPEC S11): the claim, the work and the
+ * complete record in one BEGIN IMMEDIATE ... COMMIT, with nothing of the key committed on the
+ * way (S7, S8, S11, S12).
  *
  * The statements are counted through better-sqlite3's `verbose` hook, which sees every
  * statement the connection runs, prepared or not.
@@ -20,7 +19,6 @@ import { migrateSqlite, type SqliteDatabase, sqliteStore } from '../../src/sqlit
 import { deferred } from '../support/deferred.js';
 import { businessIds, type DatabaseKind, insertBusiness, KINDS, manualClock } from './helpers.js';
 
-const LEASE = 1_000;
 const RETENTION = 60_000;
 
 /** A migrated database whose every statement, from now on, is noted in `log`. */
@@ -46,7 +44,7 @@ function openLogged(kind: DatabaseKind) {
     log,
     clock,
     store,
-    guard: createGuard({ store, lease: LEASE, retention: RETENTION }),
+    guard: createGuard({ store, retention: RETENTION }),
     close() {
       client.close();
       if (folder) rmSync(folder, { recursive: true, force: true });
@@ -112,8 +110,7 @@ describe.each(KINDS)('sqliteStore one-transaction claim (%s database)', (kind) =
     expect(ran.at(-2)).toMatch(/^INSERT INTO "idempotency_records"/);
     expect(ran.at(-1)).toBe('COMMIT');
     const record = await store.read({ scope: 'tenant-a', key: 'k1' });
-    expect(record).toMatchObject({ state: 'complete', outcome: 'committed' });
-    expect(record?.leaseExpiresAt).toBeNull();
+    expect(record).toMatchObject({ outcome: 'committed', result: '{"id":"p1"}' });
   });
 
   it('S9: a replay is one read: no transaction, no write', async () => {
@@ -147,7 +144,6 @@ describe.each(KINDS)('sqliteStore one-transaction claim (%s database)', (kind) =
     expect(ran).toContain('ROLLBACK TO mutation_guard_work');
     expect(ran.at(-1)).toBe('COMMIT');
     expect(await store.read({ scope: 'tenant-a', key: 'k1' })).toMatchObject({
-      state: 'complete',
       outcome: 'rolled_back',
       result: JSON.stringify({ declined: true }),
     });
@@ -200,43 +196,6 @@ describe.each(KINDS)('sqliteStore one-transaction claim (%s database)', (kind) =
     expect(businessIds(db)).toEqual(['p1']);
   });
 
-  it('S6/S11: an in-flight claim of the lease model answers 409 while its lease lives; after it, the same request takes it over and the old fence is out', async () => {
-    open = openLogged(kind);
-    const { guard, store, clock, db } = open;
-    const leased = await store.claim({
-      scope: 'tenant-a',
-      key: 'k1',
-      fingerprint: 'fp-k1',
-      operation: 'createPayment',
-      leaseMs: LEASE,
-      retentionMs: RETENTION,
-    });
-    if (leased.status !== 'claimed') throw new Error('expected a lease claim');
-
-    await expect(guard.run(call('k1', 'p1'))).rejects.toMatchObject({
-      code: 'IDEMPOTENCY_KEY_IN_USE',
-    });
-    clock.advance(LEASE);
-    await expect(guard.run(call('k1', 'p1', 'another request'))).rejects.toMatchObject({
-      code: 'IDEMPOTENCY_KEY_REUSED',
-    });
-    const events: string[] = [];
-    const watching = createGuard({
-      store,
-      lease: LEASE,
-      retention: RETENTION,
-      onEvent: (e) => events.push(e.type),
-    });
-    expect(await watching.run(call('k1', 'p2'))).toEqual({ value: { id: 'p2' }, replayed: false });
-    expect(events).toContain('taken-over');
-
-    const fence = { scope: 'tenant-a', key: 'k1', token: leased.token };
-    const late = { result: '{}', outcome: 'committed' as const, retentionMs: RETENTION };
-    expect(await store.complete(fence, late)).toBe(false);
-    expect(await store.release(fence)).toBe(false);
-    expect(businessIds(db)).toEqual(['p2']);
-  });
-
   it('S14: a complete record past its retention is replaced by one transaction, whatever its fingerprint', async () => {
     open = openLogged(kind);
     const { guard, clock, store, db } = open;
@@ -249,7 +208,7 @@ describe.each(KINDS)('sqliteStore one-transaction claim (%s database)', (kind) =
     });
     expect(await store.read({ scope: 'tenant-a', key: 'k1' })).toMatchObject({
       fingerprint: 'another request',
-      state: 'complete',
+      outcome: 'committed',
     });
     expect(businessIds(db)).toEqual(['p1', 'p2']);
   });
@@ -279,14 +238,14 @@ describe('sqliteStore one-transaction claim, file database', () => {
     const { guard, file } = open;
     const reader = new Database(file, { readonly: true });
     const rows = () =>
-      reader.prepare("SELECT state FROM idempotency_records WHERE key = 'k1'").pluck().all();
+      reader.prepare("SELECT outcome FROM idempotency_records WHERE key = 'k1'").pluck().all();
     const original = heldOpen(guard, 'k1', 'p1');
     try {
       await original.started;
       expect(rows()).toEqual([]);
       original.finish();
       await original.running;
-      expect(rows()).toEqual(['complete']);
+      expect(rows()).toEqual(['committed']);
     } finally {
       reader.close();
     }

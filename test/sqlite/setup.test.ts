@@ -1,7 +1,6 @@
 /**
  * Setup mistakes the SQLite store refuses when it is created, not at the first request
- * (SPEC S22, S23), and the expiry rule for dead in-flight records it shares with Postgres
- * (S6, S11, S14).
+ * (SPEC S22, S23).
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,15 +8,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { IdempotencyError } from '../../src/core/errors.js';
-import { createGuard } from '../../src/core/guard.js';
 import {
   migrateSqlite,
   type SqliteDatabase,
   sqliteIdempotencyTable,
   sqliteStore,
 } from '../../src/sqlite/index.js';
-import { manualClock, openTestDatabase } from './helpers.js';
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -67,15 +63,14 @@ describe('sqliteStore: one connection per database file in a process (S23)', () 
     sqliteStore(connect(join(folder, 'other.db')));
     first.$client.close();
     const reopened = sqliteStore(connect(join(folder, 'app.db')));
-    const claim = await reopened.claim({
-      scope: 's',
-      key: 'k',
-      fingerprint: 'f',
-      operation: 'op',
-      leaseMs: 1000,
-      retentionMs: 1000,
-    });
-    expect(claim.status).toBe('claimed');
+    const claim = await reopened.claimAndRun(
+      { scope: 's', key: 'k', fingerprint: 'f', operation: 'op' },
+      async () => ({
+        value: 1,
+        completion: { result: '1', outcome: 'committed', retentionMs: 1000 },
+      }),
+    );
+    expect(claim.status).toBe('done');
   });
 
   it('S23: in-memory databases are private to their connection and never collide', () => {
@@ -97,58 +92,5 @@ describe('sqliteIdempotencyTable: the name is checked when the table is built (S
   it('S22: accepts plain identifiers up to 48 characters, as on Postgres', () => {
     expect(() => sqliteIdempotencyTable('app_keys')).not.toThrow();
     expect(() => sqliteIdempotencyTable(`_${'a'.repeat(47)}`)).not.toThrow();
-  });
-});
-
-describe('dead in-flight records: one rule for both stores (S6, S11, S14)', () => {
-  const LEASE = 1_000;
-  const RETENTION = 60_000;
-
-  function setup() {
-    const test = openTestDatabase('file');
-    cleanup.push(() => test.close());
-    const clock = manualClock();
-    const store = sqliteStore(test.db, { now: clock.now });
-    const guard = createGuard({ store, lease: LEASE, retention: RETENTION });
-    // A request that claimed k1 and died: its record stays in flight.
-    const dead = store.claim({
-      scope: 's',
-      key: 'k1',
-      fingerprint: 'fp-dead',
-      operation: 'pay',
-      leaseMs: LEASE,
-      retentionMs: RETENTION,
-    });
-    const call = (fingerprint: string) =>
-      guard.run({
-        scope: 's',
-        key: 'k1',
-        fingerprint,
-        operation: 'pay',
-        work: async () => fingerprint,
-      });
-    return { clock, dead, call };
-  }
-
-  const codeOf = (promise: Promise<unknown>) =>
-    promise.then(
-      () => 'ran',
-      (error: unknown) => (IdempotencyError.is(error) ? error.code : String(error)),
-    );
-
-  it('S6/S11: past its lease but not its expiry, only the same request takes it over; another gets 422', async () => {
-    const { clock, dead, call } = setup();
-    await dead;
-    clock.advance(LEASE + 1);
-    expect(await codeOf(call('fp-other'))).toBe('IDEMPOTENCY_KEY_REUSED');
-    expect(await call('fp-dead')).toEqual({ value: 'fp-dead', replayed: false });
-  });
-
-  it('S14: past its whole expiry it counts as absent: a request of any fingerprint claims it', async () => {
-    const { clock, dead, call } = setup();
-    await dead;
-    clock.advance(LEASE + RETENTION);
-    expect(await call('fp-other')).toEqual({ value: 'fp-other', replayed: false });
-    expect(await call('fp-other')).toEqual({ value: 'fp-other', replayed: true });
   });
 });

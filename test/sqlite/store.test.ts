@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type SqliteDatabase, sqliteStore } from '../../src/sqlite/index.js';
-import { type IdempotencyStore, LeaseLostError, type StoreExtras } from '../../src/store/seam.js';
+import type { IdempotencyStore, StoreExtras, WorkEnding } from '../../src/store/seam.js';
 import { deferred } from '../support/deferred.js';
 import {
   businessIds,
@@ -16,20 +16,17 @@ import {
   type TestDatabase,
 } from './helpers.js';
 
-const LEASE = 1_000;
 const RETENTION = 60_000;
 const request = (key: string, fingerprint = 'fp-1', scope = 'tenant-a') => ({
   scope,
   key,
   fingerprint,
   operation: 'createPayment',
-  leaseMs: LEASE,
-  retentionMs: RETENTION,
 });
-const completion = (result: string) => ({
-  result,
-  outcome: 'committed' as const,
-  retentionMs: RETENTION,
+/** Ends the work with `value`, stored as its result. */
+const ending = <T>(value: T): WorkEnding<T> => ({
+  value,
+  completion: { result: JSON.stringify(value), outcome: 'committed', retentionMs: RETENTION },
 });
 
 describe.each(KINDS)('sqliteStore, what only SQLite has (%s database)', (kind) => {
@@ -46,63 +43,51 @@ describe.each(KINDS)('sqliteStore, what only SQLite has (%s database)', (kind) =
   });
   afterEach(() => test.close());
 
-  async function claimToken(key: string, fingerprint = 'fp-1'): Promise<string> {
-    const claim = await store.claim(request(key, fingerprint));
-    if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
-    return claim.token;
-  }
-
-  it('S11/S14: on the injected clock (`now`), a lease and a retention end exactly at their instant', async () => {
-    const token = await claimToken('k1');
-    clock.advance(10);
-    const seen = await store.claim(request('k1'));
+  it('S14: on the injected clock (`now`), a retention ends exactly at its instant', async () => {
+    const claimedAt = clock.now();
+    await store.claimAndRun(request('k1'), async () => {
+      clock.advance(10);
+      return ending('r1');
+    });
+    const seen = await store.claimAndRun(request('k1'), async () => ending('never'));
     if (seen.status !== 'exists') throw new Error(`expected the record, got ${seen.status}`);
     expect(seen.record.readAt.getTime()).toBe(clock.now());
-    expect(seen.record.leaseExpiresAt?.getTime()).toBe(clock.now() - 10 + LEASE);
-    expect(seen.record.expiresAt.getTime()).toBe(clock.now() - 10 + LEASE + RETENTION);
-    clock.advance(LEASE - 11);
-    expect((await store.claim(request('k1'))).status).toBe('exists');
-    clock.advance(1);
-    const takeover = await store.claim(request('k1'));
-    expect(takeover).toMatchObject({ status: 'claimed', takenOver: true });
-    if (takeover.status !== 'claimed') return;
-    expect(takeover.token).not.toBe(token);
-
-    const fence = { scope: 'tenant-a', key: 'k1', token: takeover.token };
-    expect(await store.complete(fence, completion('"r1"'))).toBe(true);
+    expect(seen.record.createdAt.getTime()).toBe(claimedAt);
+    expect(seen.record.expiresAt.getTime()).toBe(claimedAt + 10 + RETENTION);
     clock.advance(RETENTION - 1);
-    expect((await store.claim(request('k1', 'fp-2'))).status).toBe('exists');
+    expect((await store.claimAndRun(request('k1', 'fp-2'), async () => ending('no'))).status).toBe(
+      'exists',
+    );
     clock.advance(1);
-    expect(await store.claim(request('k1', 'fp-2'))).toMatchObject({
-      status: 'claimed',
-      takenOver: false,
+    expect(await store.claimAndRun(request('k1', 'fp-2'), async () => ending('r2'))).toEqual({
+      status: 'done',
+      value: 'r2',
     });
   });
 
-  it('S23: a transaction refused (its claim lost) or rolled back leaves the connection outside any transaction', async () => {
-    const lost = { scope: 'tenant-a', key: 'k1', token: await claimToken('k1') };
-    clock.advance(LEASE);
-    await claimToken('k1');
-    await expect(store.transaction(lost, async () => 'ran')).rejects.toBeInstanceOf(LeaseLostError);
+  it('S23: a transaction that found a record, or whose work threw, leaves the connection outside any transaction', async () => {
+    await store.claimAndRun(request('k1'), async () => ending('first'));
+    expect((await store.claimAndRun(request('k1'), async () => ending('again'))).status).toBe(
+      'exists',
+    );
     expect(db.$client.inTransaction).toBe(false);
 
-    const failing = { scope: 'tenant-a', key: 'k2', token: await claimToken('k2') };
     await expect(
-      store.transaction(failing, async (tx) => {
+      store.claimAndRun(request('k2'), async (tx) => {
         insertBusiness(tx, 'payment-2');
         await new Promise((resolve) => setTimeout(resolve, 5));
         throw new Error('card declined');
       }),
     ).rejects.toThrow('card declined');
     expect(db.$client.inTransaction).toBe(false);
+    expect(businessIds(db)).toEqual([]);
   });
 
-  it('S23: a claim made while a transaction awaits does not join (or roll back with) it', async () => {
-    const fence = { scope: 'tenant-a', key: 'k1', token: await claimToken('k1') };
+  it('S23: a call made while a transaction awaits does not join (or roll back with) it', async () => {
     const inside = deferred();
     const proceed = deferred();
     const order: string[] = [];
-    const running = store.transaction(fence, async (tx) => {
+    const running = store.claimAndRun(request('k1'), async (tx) => {
       insertBusiness(tx, 'payment-1');
       inside.resolve();
       await proceed.promise;
@@ -110,42 +95,37 @@ describe.each(KINDS)('sqliteStore, what only SQLite has (%s database)', (kind) =
       throw new Error('rolled back');
     });
     await inside.promise;
-    const otherClaim = store.claim(request('k2')).then((claim) => {
-      order.push('other claimed');
-      return claim;
+    const other = store.claimAndRun(request('k2'), async (tx) => {
+      insertBusiness(tx, 'payment-2');
+      order.push('other ran');
+      return ending('other');
     });
     await new Promise((resolve) => setTimeout(resolve, 10));
     proceed.resolve();
     await expect(running).rejects.toThrow('rolled back');
-    expect((await otherClaim).status).toBe('claimed');
-    // The claim waited for the transaction, and survived its rollback.
-    expect(order).toEqual(['work done', 'other claimed']);
-    expect((await store.read({ scope: 'tenant-a', key: 'k2' }))?.state).toBe('in_flight');
-    expect(businessIds(db)).toEqual([]);
-  });
-
-  it('S23: complete with the handle but outside a transaction takes the lock and works', async () => {
-    const fence = { scope: 'tenant-a', key: 'k1', token: await claimToken('k1') };
-    expect(await store.complete(fence, completion('"ok"'), db)).toBe(true);
+    expect(await other).toEqual({ status: 'done', value: 'other' });
+    // The other call waited for the transaction, and survived its rollback.
+    expect(order).toEqual(['work done', 'other ran']);
+    expect(await store.read({ scope: 'tenant-a', key: 'k2' })).toMatchObject({
+      result: '"other"',
+    });
+    expect(businessIds(db)).toEqual(['payment-2']);
   });
 
   it('S23: a guarded transaction nested in guarded work is a savepoint of the outer one', async () => {
-    const outer = { scope: 'tenant-a', key: 'outer', token: await claimToken('outer') };
-    await store.transaction(outer, async (tx) => {
+    await store.claimAndRun(request('outer'), async (tx) => {
       insertBusiness(tx, 'outer-row');
-      const claim = await store.claim(request('inner'));
-      if (claim.status !== 'claimed') throw new Error('inner claim failed');
-      const inner = { scope: 'tenant-a', key: 'inner', token: claim.token };
       await expect(
-        store.transaction(inner, async (innerTx) => {
+        store.claimAndRun(request('inner'), async (innerTx) => {
           insertBusiness(innerTx, 'inner-row');
           throw new Error('inner failed');
         }),
       ).rejects.toThrow('inner failed');
-      await store.complete(outer, completion('"outer"'), tx);
+      return ending('outer');
     });
     expect(businessIds(db)).toEqual(['outer-row']);
-    expect((await store.read(outer))?.state).toBe('complete');
+    expect(await store.read(request('outer'))).toMatchObject({ result: '"outer"' });
+    expect(await store.read(request('inner'))).toBeUndefined();
   });
 
   it('S23: a guarded transaction on another connection, nested in guarded work, leaves the outer work inside its own transaction when it ends', async () => {
@@ -154,29 +134,26 @@ describe.each(KINDS)('sqliteStore, what only SQLite has (%s database)', (kind) =
     const other = openTestDatabase(kind);
     try {
       const otherStore = sqliteStore(other.db, { now: clock.now });
-      const outer = { scope: 'tenant-a', key: 'outer', token: await claimToken('outer') };
-      await store.transaction(outer, async (tx) => {
+      await store.claimAndRun(request('outer'), async (tx) => {
         insertBusiness(tx, 'outer-row');
-        const claim = await otherStore.claim(request('elsewhere'));
-        if (claim.status !== 'claimed') throw new Error('claim on the other connection failed');
-        const fence = { scope: 'tenant-a', key: 'elsewhere', token: claim.token };
-        await otherStore.transaction(fence, async (otherTx) => {
+        await otherStore.claimAndRun(request('elsewhere'), async (otherTx) => {
           insertBusiness(otherTx, 'other-row');
-          await otherStore.complete(fence, completion('"other"'), otherTx);
+          return ending('other');
         });
-        // Still inside the outer transaction: a nested claim here queues on its level, not
+        // Still inside the outer transaction: a nested call here queues on its level, not
         // behind the transaction it is part of (which would wait for itself forever).
         const nested = await Promise.race([
-          store.claim(request('inner')),
+          store.claimAndRun(request('inner'), async () => ending('inner')),
           new Promise<'waited for itself'>((resolve) =>
             setTimeout(() => resolve('waited for itself'), 2_000),
           ),
         ]);
-        expect(nested).toMatchObject({ status: 'claimed' });
-        await store.complete(outer, completion('"outer"'), tx);
+        expect(nested).toEqual({ status: 'done', value: 'inner' });
+        return ending('outer');
       });
       expect(businessIds(db)).toEqual(['outer-row']);
       expect(businessIds(other.db)).toEqual(['other-row']);
+      expect(await store.read(request('inner'))).toMatchObject({ result: '"inner"' });
     } finally {
       other.close();
     }

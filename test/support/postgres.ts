@@ -176,7 +176,7 @@ export function uniqueTableName(prefix: string): string {
 
 /**
  * Claim requests with a fresh key each (`key-1`, `key-2`, ...): acct_1, fingerprint fp-a,
- * a 30 s lease and a minute of retention unless overridden.
+ * unless overridden.
  */
 export function claimRequests(): (overrides?: Partial<ClaimRequest>) => ClaimRequest {
   let n = 0;
@@ -185,8 +185,6 @@ export function claimRequests(): (overrides?: Partial<ClaimRequest>) => ClaimReq
     key: `key-${++n}`,
     fingerprint: 'fp-a',
     operation: 'createPayment',
-    leaseMs: 30_000,
-    retentionMs: 60_000,
     ...overrides,
   });
 }

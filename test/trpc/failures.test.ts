@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fingerprint, type IdempotencyStore } from '../../src/index.js';
+import { createGuard, fingerprint, type IdempotencyStore } from '../../src/index.js';
+import { deferred } from '../support/deferred.js';
 import { createApp } from './app.js';
 import { rawMutation, type Served, serve } from './server.js';
 import { sqliteGuard } from './sqlite.js';
@@ -59,26 +60,31 @@ describe('failed procedures (SPEC S12)', () => {
     expect(app.runs.failing).toBe(runs + 1);
     expect(await sqlite.ledger.count()).toBe(rows);
     expect(await sqlite.store.read({ scope: 'alice', key })).toMatchObject({
-      state: 'complete',
       outcome: 'rolled_back',
     });
   });
 });
 
 describe('rejections are not stored (SPEC S10, S13, S19)', () => {
-  it('S10: a key held by a request in flight is 409 IDEMPOTENCY_KEY_IN_USE with Retry-After; the claim is untouched', async () => {
+  it('S10: a key held by a request in flight is 409 IDEMPOTENCY_KEY_IN_USE with Retry-After; the original is untouched', async () => {
     const key = 'k-in-flight';
-    const claim = await sqlite.store.claim({
+    // The original: the same request, in flight on the same store until `gate` opens.
+    const inside = deferred();
+    const gate = deferred();
+    const original = createGuard({ store: sqlite.store }).run({
       scope: 'alice',
       key,
       fingerprint: fingerprint({ surface: 'trpc', operation: 'pay', input: { amount: 20 } }),
       operation: 'pay',
-      leaseMs: 30_000,
-      retentionMs: 60_000,
+      work: async () => {
+        inside.resolve();
+        await gate.promise;
+        return { id: 'original' };
+      },
     });
-    expect(claim.status).toBe('claimed');
+    await inside.promise;
     const runs = app.runs.pay;
-    const { response, body } = await call('pay', { amount: 20 }, key);
+    const { response, body } = await call('pay', { amount: 20 }, key).finally(() => gate.resolve());
 
     expect(response.status).toBe(409);
     expect(body.error.json.data.code).toBe('CONFLICT');
@@ -88,8 +94,10 @@ describe('rejections are not stored (SPEC S10, S13, S19)', () => {
       Number(response.headers.get('retry-after')),
     );
     expect(app.runs.pay).toBe(runs);
-    const record = await sqlite.store.read({ scope: 'alice', key });
-    expect(record?.state).toBe('in_flight');
+    expect(await original).toEqual({ value: { id: 'original' }, replayed: false });
+    expect(await sqlite.store.read({ scope: 'alice', key })).toMatchObject({
+      result: expect.stringContaining('original'),
+    });
   });
 
   it('S13: 400 and 422 leave no record behind', async () => {
@@ -122,13 +130,9 @@ describe('store and size failures (SPEC S15, S16, S19)', () => {
   it('S15/S19: a store that fails during claim is 503 SERVICE_UNAVAILABLE and the procedure does not run', async () => {
     const { ledger } = sqliteGuard();
     const broken: IdempotencyStore<unknown> = {
-      claim: () => Promise.reject(new Error('connection refused')),
-      transaction: () => Promise.reject(new Error('unreachable')),
-      complete: () => Promise.reject(new Error('unreachable')),
-      release: () => Promise.reject(new Error('unreachable')),
+      claimAndRun: () => Promise.reject(new Error('connection refused')),
       purge: () => Promise.reject(new Error('unreachable')),
     };
-    const { createGuard } = await import('../../src/index.js');
     const down = createApp(createGuard({ store: broken }), ledger as never);
     const server = await serve(down.router);
     try {

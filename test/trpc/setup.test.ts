@@ -100,8 +100,8 @@ describe('.output() and the guard (SPEC S8, S12)', () => {
     const ok = await call('outputAfter', 5, 'k-after-ok');
     expect(ok.status).toBe(200);
     expect(await sqlite.ledger.count()).toBe(rows + 1);
-    expect((await sqlite.store.read({ scope: 'alice', key: 'k-after-ok' }))?.state).toBe(
-      'complete',
+    expect((await sqlite.store.read({ scope: 'alice', key: 'k-after-ok' }))?.outcome).toBe(
+      'committed',
     );
   });
 });

@@ -34,7 +34,7 @@ const SITES: { name: string; kind: StoreKind; postgres?: ServerTarget }[] = [
 ];
 const TRIALS = 120;
 const PARALLEL = 4;
-const LEASE_MS = 2500;
+const SETTLE_MS = 2500;
 const DEADLINE_MS = 240_000;
 
 describe('soak: crash trials at random fault points', () => {
@@ -69,7 +69,7 @@ describe('soak: crash trials at random fault points', () => {
             healthyUrl: site.healthy.url,
             backend: site.backend,
             point,
-            leaseMs: LEASE_MS,
+            settleMs: SETTLE_MS,
           });
           outcomes.push({ ...outcome, site: name });
         }
@@ -92,8 +92,7 @@ describe('soak: crash trials at random fault points', () => {
       earlyFresh: count((o) => o.early.status === 200 && !o.early.replayed),
       early409: count((o) => o.early.status === 409),
       earlyReplays: count((o) => o.early.status === 200 && o.early.replayed),
-      earlyInconclusive: count((o) => !o.earlyWithinLease),
-      freshAfterLease: count((o) => o.late.status === 200 && !o.late.replayed),
+      freshLate: count((o) => o.late.status === 200 && !o.late.replayed),
       doubleExecutions: outcomes.reduce((sum, o) => sum + Math.max(0, o.paymentRows - 1), 0),
       lostResults: count((o) => o.paymentRows === 0),
       violations: outcomes.reduce((sum, o) => sum + o.violations.length, 0),

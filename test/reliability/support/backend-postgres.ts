@@ -105,8 +105,10 @@ export async function openPostgresBackend(config: BackendConfig): Promise<Backen
       return rowsOf<PaymentRow>(result).map((row) => ({ ...row, id: Number(row.id) }));
     },
     async records() {
-      const result = await db.execute(sql`select scope, key, state from ${sql.identifier(table)}`);
-      return rowsOf<{ scope: string; key: string; state: string }>(result);
+      const result = await db.execute(
+        sql`select scope, key, outcome from ${sql.identifier(table)}`,
+      );
+      return rowsOf<{ scope: string; key: string; outcome: string }>(result);
     },
     close,
   };

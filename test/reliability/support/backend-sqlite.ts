@@ -36,10 +36,10 @@ export function openSqliteBackend(config: BackendConfig): Backend {
       return client.prepare(`select * from ${table}_payments order by id`).all() as PaymentRow[];
     },
     async records() {
-      return client.prepare(`select scope, key, state from ${table}`).all() as {
+      return client.prepare(`select scope, key, outcome from ${table}`).all() as {
         scope: string;
         key: string;
-        state: string;
+        outcome: string;
       }[];
     },
     async close() {

@@ -28,7 +28,7 @@ export interface Backend {
   insertPayment(tx: unknown, row: Omit<PaymentRow, 'id'>): Promise<number>;
   payments(): Promise<PaymentRow[]>;
   /** Rows of the idempotency table, for "never stored" and boundedness checks. */
-  records(): Promise<{ scope: string; key: string; state: string }[]>;
+  records(): Promise<{ scope: string; key: string; outcome: string }[]>;
   close(): Promise<void>;
 }
 
@@ -38,7 +38,7 @@ export interface BackendConfig {
   location: string;
   /** Idempotency table name; the payments table is `<table>_payments`. */
   table: string;
-  /** SQLite only: the store's clock (tests drive leases and retention by hand). */
+  /** SQLite only: the store's clock (tests drive retention by hand). */
   now?: () => number;
   /** Postgres only: pool size. */
   poolSize?: number;

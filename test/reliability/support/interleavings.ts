@@ -1,15 +1,13 @@
 /**
  * The interleavings property (see interleavings.test.ts): concurrent guarded calls on one
  * key, every store call and every await in the work released in an order fast-check's
- * scheduler picks, sometimes with the lease running out in the middle.
+ * scheduler picks.
  */
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import fc from 'fast-check';
 import { createGuard, IdempotencyError, type IdempotencyStore } from '../../../src/index.js';
 import { migrateSqlite, type SqliteDatabase, sqliteStore } from '../../../src/sqlite/index.js';
-
-const LEASE = 1000;
 
 /** Every store call waits for the scheduler before it starts and before it returns. */
 function scheduled(
@@ -24,11 +22,13 @@ function scheduled(
     return value;
   };
   return {
-    claim: (request) => around('claim', () => store.claim(request)),
-    transaction: (fence, work) => around('transaction', () => store.transaction(fence, work)),
-    complete: (fence, completion, tx) =>
-      around('complete', () => store.complete(fence, completion, tx)),
-    release: (fence) => around('release', () => store.release(fence)),
+    claimAndRun: (request, work) =>
+      around('claimAndRun', () =>
+        store.claimAndRun(request, async (tx) => {
+          await step('work:start');
+          return work(tx);
+        }),
+      ),
     purge: (options) => around('purge', () => store.purge(options)),
   };
 }
@@ -39,22 +39,14 @@ export function interleavingProperty() {
   return fc.asyncProperty(
     fc.scheduler(),
     fc.array(callSpec, { minLength: 2, maxLength: 5 }),
-    fc.boolean(),
-    async (s, calls, expire) => {
-      const clock = { time: 1_700_000_000_000 };
+    async (s, calls) => {
       const client = new Database(':memory:');
       try {
         const db = drizzle({ client });
         migrateSqlite(db);
         client.exec('create table business (n integer not null)');
-        const store = scheduled(s, sqliteStore(db, { now: () => clock.time }));
-        const guard = createGuard({ store, lease: LEASE, retention: 60_000 });
-        // The clock jump is one more task the scheduler places anywhere.
-        const jump = expire
-          ? s.schedule(Promise.resolve(), 'lease expires').then(() => {
-              clock.time += 2 * LEASE;
-            })
-          : Promise.resolve();
+        const store = scheduled(s, sqliteStore(db));
+        const guard = createGuard({ store, retention: 60_000 });
         const runs = calls.map((call, n) =>
           guard.run({
             scope: 'acct',
@@ -69,7 +61,7 @@ export function interleavingProperty() {
             },
           }),
         );
-        const [results] = await s.waitFor(Promise.all([Promise.allSettled(runs), jump]));
+        const results = await s.waitFor(Promise.allSettled(runs));
         const rows = client.prepare('select n from business').all() as { n: number }[];
         const fresh = results.flatMap((r) =>
           r.status === 'fulfilled' && !r.value.replayed ? [r.value.value] : [],

@@ -13,7 +13,6 @@ export interface ServerEnv {
   STORE: 'sqlite' | 'postgres';
   LOCATION: string;
   TABLE: string;
-  LEASE_MS?: number;
   DELAY_MS?: number;
   FAULT_POINT?: FaultPoint;
   /** 1: also serve /graphql. */

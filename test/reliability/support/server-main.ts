@@ -4,7 +4,7 @@
  *   STORE=sqlite|postgres LOCATION=<file or url> TABLE=<name> node --import tsx server-main.ts
  *
  * Optional: PG_DRIVER (node-postgres | postgres.js), PG_DEFAULT_ISOLATION (serializable),
- * LEASE_MS, DELAY_MS (time inside each transaction), GRAPHQL=1, FAULT_POINT (after-claim |
+ * DELAY_MS (time inside each transaction), GRAPHQL=1, FAULT_POINT (after-claim |
  * in-transaction | after-commit: print `FAULT <point> ...` and hang there until killed).
  * Prints `READY <port>` once it listens on 127.0.0.1 (port chosen by the OS).
  */
@@ -42,7 +42,7 @@ const store = fault
       hangAt(fault, (line) => process.stdout.write(`${line}\n`)),
     )
   : backend.store;
-const guard = createGuard({ store, lease: Number(env.LEASE_MS ?? 30_000) });
+const guard = createGuard({ store });
 const app = await paymentsApp(guard, backend, {
   delayMs: Number(env.DELAY_MS ?? 0),
   graphql: env.GRAPHQL === '1',
