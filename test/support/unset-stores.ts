@@ -40,16 +40,24 @@ export interface UnsetStoreKind {
 
 const BREAKPOINT = '--> statement-breakpoint';
 
-async function runEach(db: AnyPgDatabase, text: string): Promise<void> {
+async function runEach(
+  db: AnyPgDatabase,
+  text: string,
+  keep: (statement: string) => boolean = () => true,
+): Promise<void> {
   for (const statement of text.split(BREAKPOINT)) {
-    if (statement.trim()) await db.execute(sql.raw(statement));
+    if (statement.trim() && keep(statement)) await db.execute(sql.raw(statement));
   }
 }
 
-/** The records table as drizzle-kit creates it from the re-exported schema: no functions. */
+/**
+ * The records table as drizzle-kit creates it from the re-exported schema: the shipped
+ * migration's table and index statements, not its functions.
+ */
 async function tableWithoutFunctions(db: AnyPgDatabase, table: string): Promise<void> {
   const file = new URL('../../drizzle/postgres/0000_init.sql', import.meta.url);
-  await runEach(db, readFileSync(file, 'utf8').replaceAll('"idempotency_records', `"${table}`));
+  const text = readFileSync(file, 'utf8').replaceAll('"idempotency_records', `"${table}`);
+  await runEach(db, text, (statement) => !/\bFUNCTION\b/i.test(statement));
 }
 
 function postgresKind(
