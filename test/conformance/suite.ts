@@ -6,13 +6,15 @@
  *
  * - guard-rules.ts: the rules end to end, through the real guard;
  * - store-rules.ts: the store's primitives called straight, as the guard calls them;
- * - concurrency.ts: calls fired at once, through one connection pool or two.
+ * - concurrency.ts: calls fired at once, through one connection pool or two;
+ * - edge-rules.ts: a record replaced after its expiry, a late release, a lease-era original.
  *
  * The dialect folders (test/sqlite, test/postgres) keep what only their dialect has.
  */
 import { describe } from 'vitest';
 import { describeConcurrencyRules } from './concurrency.js';
 import { type ConformanceTarget, useConformance } from './context.js';
+import { describeEdgeRules } from './edge-rules.js';
 import { describeGuardRules } from './guard-rules.js';
 import { describeStoreRules } from './store-rules.js';
 
@@ -24,5 +26,6 @@ export function describeStoreConformance<Tx>(target: ConformanceTarget<Tx>): voi
     describeGuardRules(conformance);
     describeStoreRules(conformance);
     describeConcurrencyRules(conformance);
+    describeEdgeRules(conformance);
   });
 }
