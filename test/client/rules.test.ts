@@ -122,6 +122,9 @@ describe('what the client modules import', () => {
   };
 
   it('nothing Node-only, nothing of the server side, and each adapter only its own library', () => {
+    // Under `npm run mutate` these are StrykerJS's instrumented copies, which read `process.`
+    // for their switches; the check is about the files as committed, so it steps aside.
+    if (process.env.STRYKER_MUTATOR_WORKER !== undefined) return;
     expect(files.length).toBeGreaterThan(5);
     for (const file of files) {
       const source = readFileSync(new URL(file, root), 'utf8');
