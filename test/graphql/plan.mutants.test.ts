@@ -312,7 +312,8 @@ describe('S5/S13: refused before anything runs', () => {
 
   it('S13: an argument that does not coerce is answered as execution would, with its own error', () => {
     const result = plan('mutation { pay(amount: 1, idempotencyKey: 7) }');
-    expect(result && 'error' in result && result.error.message).toMatch(/String/);
+    // graphql 16.4 names the argument, later versions the type: either is execution's own text.
+    expect(result && 'error' in result && result.error.message).toMatch(/String|idempotencyKey/);
     expect(result && 'error' in result && result.error.extensions.code).toBeUndefined();
   });
 });
